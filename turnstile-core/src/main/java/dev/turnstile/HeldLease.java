@@ -1,0 +1,271 @@
+package dev.turnstile;
+
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lease and its life: local deadline on the monotonic clock, keep-alive, loss detection and
+ * release. Store calls for one lease are serialised, so a renewal in flight can never land after
+ * the release and revive the lease.
+ */
+final class HeldLease implements Lease {
+    private static final Logger log = LoggerFactory.getLogger(Lease.class);
+
+    private enum State { HELD, RELEASED, LOST }
+
+    private final Turnstile turnstile;
+    private final LockStore store;
+    private final LeaseKeeper keeper;
+    private final String name;
+    private final String owner;
+    private final String token;
+    private final Grant grant;
+    private final LockOptions options;
+    private final long startNanos;
+    private final ReentrantLock storeCalls = new ReentrantLock();
+    private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+
+    private volatile State state = State.HELD;
+    private volatile long deadlineNanos;
+    private volatile long confirmedNanos;
+    private volatile Duration ttl;
+    private volatile ReleaseOutcome outcome;
+    private volatile LeaseLoss loss;
+    private ScheduledFuture<?> renewal; // guarded by this
+    private boolean deadlineWatched; // guarded by this
+
+    HeldLease(Turnstile turnstile, LockStore store, LeaseKeeper keeper, String name, String owner, String token,
+            Grant grant, LockOptions options, long startNanos) {
+        this.turnstile = turnstile;
+        this.store = store;
+        this.keeper = keeper;
+        this.name = name;
+        this.owner = owner;
+        this.token = token;
+        this.grant = grant;
+        this.options = options;
+        this.startNanos = startNanos;
+        this.ttl = options.lockAtMostFor();
+        this.confirmedNanos = startNanos;
+        this.deadlineNanos = startNanos + ttl.toNanos() - driftMargin(ttl);
+    }
+
+    /** Clock-rate drift and scheduling slack: 1% of the TTL plus 2 ms, as Redlock does. */
+    static long driftMargin(Duration ttl) {
+        return ttl.toNanos() / 100 + 2_000_000L;
+    }
+
+    void start() {
+        if (options.keepAlive()) {
+            scheduleRenewal(renewInterval());
+        }
+        if (options.keepAlive() || options.onLost().isPresent()) {
+            watchDeadline();
+        }
+    }
+
+    @Override public String name() { return name; }
+    @Override public String owner() { return owner; }
+    @Override public String token() { return token; }
+    @Override public long fence() { return grant.fence(); }
+    @Override public Instant acquiredAt() { return grant.acquiredAt(); }
+
+    @Override
+    public Instant expiresAt() {
+        return grant.acquiredAt().plusNanos(confirmedNanos - startNanos).plus(ttl);
+    }
+
+    @Override
+    public boolean isHeld() {
+        if (state != State.HELD) {
+            return false;
+        }
+        if (System.nanoTime() - deadlineNanos >= 0) {
+            markLost("its local deadline passed without a confirmed renewal");
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public void extend(Duration lockAtMostFor) {
+        Validation.ttl("lockAtMostFor", lockAtMostFor);
+        storeCalls.lock();
+        try {
+            if (state == State.RELEASED) {
+                throw new IllegalStateException("lease on lock '" + name + "' was released; acquire it again");
+            }
+            if (!isHeld()) {
+                throw new LeaseLostException(loss);
+            }
+            long t0 = System.nanoTime();
+            if (store.extend(name, token, lockAtMostFor)) {
+                confirmed(t0, lockAtMostFor);
+            } else {
+                throw new LeaseLostException(markLost("the store refused to extend it (expired, taken over or force-released)"));
+            }
+        } finally {
+            storeCalls.unlock();
+        }
+    }
+
+    @Override
+    public ReleaseOutcome release() {
+        storeCalls.lock();
+        try {
+            ReleaseOutcome done = outcome;
+            if (done != null) {
+                return done;
+            }
+            boolean wasLost;
+            synchronized (this) {
+                wasLost = state == State.LOST;
+                state = wasLost ? State.LOST : State.RELEASED;
+                if (renewal != null) {
+                    renewal.cancel(false);
+                    renewal = null;
+                }
+            }
+            turnstile.forget(this);
+            boolean ok = store.release(name, token, options.lockAtLeastFor());
+            long now = System.nanoTime();
+            ReleaseOutcome result;
+            if (ok) {
+                result = now - startNanos < options.lockAtLeastFor().toNanos()
+                        ? ReleaseOutcome.SHORTENED_TO_AT_LEAST : ReleaseOutcome.RELEASED;
+            } else {
+                result = wasLost || now - deadlineNanos >= 0 ? ReleaseOutcome.ALREADY_EXPIRED : ReleaseOutcome.NOT_OWNER;
+                log.warn("lock '{}' (fence {}) was no longer held at release ({}): the work it protected may have "
+                        + "overlapped with another holder", name, grant.fence(), result);
+            }
+            outcome = result;
+            turnstile.released(name);
+            return result;
+        } finally {
+            storeCalls.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    @Override
+    public CompletionStage<LeaseLoss> lost() {
+        watchDeadline();
+        return lost.minimalCompletionStage();
+    }
+
+    private Duration renewInterval() {
+        Duration interval = options.keepAliveInterval();
+        Duration third = ttl.dividedBy(3);
+        return interval.compareTo(third) < 0 ? interval : third;
+    }
+
+    private synchronized void scheduleRenewal(Duration delay) {
+        if (state == State.HELD) {
+            renewal = keeper.schedule(() -> keeper.execute(this::renewOnce), delay.toNanos());
+        }
+    }
+
+    private void renewOnce() {
+        storeCalls.lock();
+        try {
+            if (!isHeld()) {
+                return;
+            }
+            long t0 = System.nanoTime();
+            Duration currentTtl = ttl;
+            boolean ok;
+            try {
+                ok = store.extend(name, token, currentTtl);
+            } catch (RuntimeException e) {
+                long left = deadlineNanos - System.nanoTime();
+                log.warn("renewing lock '{}' failed ({}); retrying, lease is lost in {} ms unless a renewal succeeds",
+                        name, e.toString(), Math.max(0, left / 1_000_000));
+                scheduleRenewal(Duration.ofNanos(Math.max(5_000_000L, Math.min(renewInterval().toNanos(), left / 4))));
+                return;
+            }
+            if (ok) {
+                confirmed(t0, currentTtl);
+                scheduleRenewal(renewInterval());
+            } else {
+                markLost("the store refused to renew it (expired, taken over or force-released)");
+            }
+        } finally {
+            storeCalls.unlock();
+        }
+    }
+
+    private void confirmed(long t0, Duration newTtl) {
+        if (state == State.HELD) {
+            ttl = newTtl;
+            confirmedNanos = t0;
+            deadlineNanos = t0 + newTtl.toNanos() - driftMargin(newTtl);
+        }
+    }
+
+    private synchronized void watchDeadline() {
+        if (!deadlineWatched && state == State.HELD) {
+            deadlineWatched = true;
+            keeper.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
+        }
+    }
+
+    private void checkDeadline() {
+        if (state != State.HELD) {
+            return;
+        }
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+            markLost("its local deadline passed without a confirmed renewal");
+        } else {
+            keeper.schedule(this::checkDeadline, left);
+        }
+    }
+
+    /** Marks the lease lost once; returns the loss (the first one if already lost). */
+    LeaseLoss markLost(String reason) {
+        LeaseLoss loss;
+        synchronized (this) {
+            if (state != State.HELD) {
+                LeaseLoss earlier = this.loss;
+                return earlier != null ? earlier : new LeaseLoss(name, grant.fence(), reason, Instant.now());
+            }
+            state = State.LOST;
+            if (renewal != null) {
+                renewal.cancel(false);
+                renewal = null;
+            }
+            loss = new LeaseLoss(name, grant.fence(), reason, Instant.now());
+            this.loss = loss;
+        }
+        log.warn("lease on lock '{}' (fence {}) is lost: {}", name, grant.fence(), reason);
+        turnstile.forget(this);
+        keeper.execute(() -> {
+            lost.complete(loss);
+            options.onLost().ifPresent(callback -> {
+                try {
+                    callback.accept(loss);
+                } catch (RuntimeException e) {
+                    log.error("onLost callback for lock '{}' threw", name, e);
+                }
+            });
+        });
+        return loss;
+    }
+
+    @Override
+    public String toString() {
+        return "Lease{name='" + name + "', owner='" + owner + "', fence=" + grant.fence() + ", state=" + state + "}";
+    }
+}

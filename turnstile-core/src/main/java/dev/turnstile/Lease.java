@@ -1,0 +1,122 @@
+package dev.turnstile;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A held lock: what a successful acquire returns. Ownership belongs to this object and its token,
+ * not to a thread, so a lease may be used and released from any thread.
+ *
+ * <p>A lease expires by itself after its {@code lockAtMostFor} unless it is extended or kept alive.
+ * This process tracks its own deadline on the monotonic clock (acquire start + TTL - drift margin)
+ * and treats the lease as lost at that deadline unless a renewal was confirmed, so that
+ * {@link #lost()} completes before the store can grant the lock to anyone else.
+ *
+ * <p>Use it with try-with-resources:
+ *
+ * <pre>{@code
+ * try (Lease lease = turnstile.tryAcquire("nightly-report", options).orElse(null)) {
+ *     if (lease == null) return;             // busy: someone else runs it
+ *     writeReport(lease.fence());
+ * }
+ * }</pre>
+ */
+public interface Lease extends AutoCloseable {
+
+    /**
+     * Returns the lock name.
+     *
+     * @return the name this lease holds
+     */
+    String name();
+
+    /**
+     * Returns the readable owner identity stored with the lock (host, pid and a per-process id by
+     * default).
+     *
+     * @return the owner
+     */
+    String owner();
+
+    /**
+     * Returns the random token that proves ownership to the store. It is a bearer secret: do not
+     * log it.
+     *
+     * @return the token
+     */
+    String token();
+
+    /**
+     * Returns the fencing token: strictly greater than every fence issued before for this lock name
+     * on this store. Pass it to the protected resource and have it reject writes with a smaller fence.
+     *
+     * @return the fence
+     */
+    long fence();
+
+    /**
+     * Returns when the lock was acquired, by the store's clock.
+     *
+     * @return the acquire instant
+     */
+    Instant acquiredAt();
+
+    /**
+     * Returns when the lease ends unless extended, by the store's clock (estimated from the last
+     * confirmed acquire or renewal).
+     *
+     * @return the expiry instant
+     */
+    Instant expiresAt();
+
+    /**
+     * Tells whether this process can still prove it holds the lease: not released, not lost, and
+     * its local monotonic deadline not passed.
+     *
+     * @return {@code true} while the lease is held
+     */
+    boolean isHeld();
+
+    /**
+     * Extends the lease so that it ends {@code lockAtMostFor} from now, by the store's clock.
+     * Atomic and owner-checked.
+     *
+     * @param lockAtMostFor the new time to live, counted from now
+     * @throws LeaseLostException if the lease expired, was taken over or was force-released (the
+     *     lease is then marked lost and {@link #lost()} completes)
+     * @throws IllegalStateException if the lease was released
+     * @throws IllegalArgumentException if the duration is not positive or absurdly long
+     * @throws StoreUnavailableException if the store cannot be reached; the lease stays held until
+     *     its deadline
+     */
+    void extend(Duration lockAtMostFor);
+
+    /**
+     * Releases the lease. Idempotent: a second call returns the first call's outcome without
+     * touching the store. A release before {@code lockAtLeastFor} has passed shortens the lease to
+     * that point instead of freeing it.
+     *
+     * @return what happened
+     * @throws StoreUnavailableException if the store cannot be reached; renewals stop, the lease
+     *     expires by itself, and a later call retries
+     */
+    ReleaseOutcome release();
+
+    /**
+     * Completes when the lease is lost while still supposed to be held: a renewal was refused, the
+     * local deadline passed without a confirmed renewal, or {@link #extend} was refused. Never
+     * completes for a lease released normally.
+     *
+     * @return a stage that completes with the loss
+     */
+    CompletionStage<LeaseLoss> lost();
+
+    /**
+     * Same as {@link #release()}, for try-with-resources.
+     *
+     * @throws StoreUnavailableException if the store cannot be reached
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,315 @@
+package dev.turnstile;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lock client: acquires leases on named locks from a {@link LockStore}. Thread-safe; make one
+ * per store and share it.
+ *
+ * <pre>{@code
+ * Turnstile turnstile = Turnstile.builder(store).build();
+ * Optional<Lease> lease = turnstile.tryAcquire("coupon-issue", LockOptions.lockAtMostFor(Duration.ofSeconds(30)));
+ * }</pre>
+ *
+ * <p>Busy is a result (an empty {@link Optional}); a store that cannot be reached raises
+ * {@link StoreUnavailableException}; bad input raises {@link IllegalArgumentException} whose message
+ * says what to fix, and nothing reaches the store.
+ */
+public final class Turnstile implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
+
+    private final LockStore store;
+    private final String owner;
+    private final Backoff backoff;
+    private final LeaseKeeper keeper = new LeaseKeeper();
+    private final WaitRooms waitRooms = new WaitRooms();
+    private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<HoldKey, ReentrantLease.Hold> reentrantHolds = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private record HoldKey(String name, Object context) {}
+
+    private Turnstile(Builder b) {
+        this.store = b.store;
+        this.owner = b.owner != null ? b.owner : Owners.defaultOwner();
+        this.backoff = new Backoff(b.pollMin, b.pollMax);
+    }
+
+    /**
+     * Starts a builder over a store.
+     *
+     * @param store the store, built from the client the application already has
+     * @return a builder
+     * @throws NullPointerException if {@code store} is null
+     */
+    public static Builder builder(LockStore store) {
+        return new Builder(Objects.requireNonNull(store, "store"));
+    }
+
+    /**
+     * Returns the owner identity stored with every lease this client takes.
+     *
+     * @return the owner
+     */
+    public String owner() {
+        return owner;
+    }
+
+    /**
+     * Returns the store.
+     *
+     * @return the store
+     */
+    public LockStore store() {
+        return store;
+    }
+
+    /**
+     * Takes the lock with the default options if it is free, without waiting.
+     *
+     * @param name the lock name
+     * @return the lease, or empty if another holder has it
+     * @throws IllegalArgumentException if the name is empty, too long or has control characters
+     * @throws StoreUnavailableException if the store cannot be reached
+     */
+    public Optional<Lease> tryAcquire(String name) {
+        return tryAcquire(name, LockOptions.defaults());
+    }
+
+    /**
+     * Takes the lock if it is free, without waiting.
+     *
+     * @param name the lock name: 1 to 255 characters, no control characters, no leading or
+     *     trailing white space; stored literally
+     * @param options how to hold it
+     * @return the lease, or empty if another holder has it
+     * @throws IllegalArgumentException if the name is invalid
+     * @throws StoreUnavailableException if the store cannot be reached; an acquire whose outcome is
+     *     unknown is followed by a best-effort release of its token
+     * @throws LeaseLostException on a re-entrant acquire whose outer lease is lost
+     * @throws IllegalStateException if this client is closed
+     */
+    public Optional<Lease> tryAcquire(String name, LockOptions options) {
+        Validation.lockName(name);
+        Objects.requireNonNull(options, "options");
+        checkOpen();
+        if (!options.reentrant()) {
+            return Optional.ofNullable(acquireOnce(name, options));
+        }
+        HoldKey key = new HoldKey(name, options.reentrancyContext());
+        ReentrantLease.Hold hold = reentrantHolds.get(key);
+        if (hold != null) {
+            synchronized (hold) {
+                if (hold.count > 0) {
+                    if (!hold.lease.isHeld()) {
+                        throw new LeaseLostException(hold.lease.markLost("it was lost before this re-entrant acquire"));
+                    }
+                    hold.count++;
+                    return Optional.of(new ReentrantLease(hold, () -> reentrantHolds.remove(key, hold)));
+                }
+            }
+        }
+        HeldLease lease = acquireOnce(name, options);
+        if (lease == null) {
+            return Optional.empty();
+        }
+        ReentrantLease.Hold fresh = new ReentrantLease.Hold(lease);
+        fresh.count = 1;
+        reentrantHolds.put(key, fresh);
+        return Optional.of(new ReentrantLease(fresh, () -> reentrantHolds.remove(key, fresh)));
+    }
+
+    /**
+     * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters in this process
+     * are woken by releases in this process; otherwise it polls with a backoff that grows with the
+     * time waited, with jitter.
+     *
+     * @param name the lock name
+     * @param options how to hold it
+     * @param maxWait how long to wait at most; zero means one try
+     * @return the lease, or empty if the lock stayed busy for {@code maxWait}
+     * @throws InterruptedException if the thread is interrupted while waiting (nothing is held)
+     * @throws IllegalArgumentException if the name or the wait is invalid
+     * @throws StoreUnavailableException if the store cannot be reached
+     */
+    public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
+        Validation.lockName(name);
+        Validation.nonNegative("maxWait", maxWait);
+        long start = System.nanoTime();
+        long deadline = start + maxWait.toNanos();
+        long seen = waitRooms.enter(name);
+        try {
+            while (true) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                }
+                Optional<Lease> lease = tryAcquire(name, options);
+                if (lease.isPresent()) {
+                    return lease;
+                }
+                long now = System.nanoTime();
+                long left = deadline - now;
+                if (left <= 0) {
+                    log.debug("lock '{}' stayed busy for {}", name, maxWait);
+                    return Optional.empty();
+                }
+                seen = waitRooms.await(name, seen, Math.min(left, backoff.nextDelayNanos(now - start)));
+            }
+        } finally {
+            waitRooms.leave(name);
+        }
+    }
+
+    /**
+     * Lists the locks currently held on the store (by anyone).
+     *
+     * @return held locks sorted by name
+     * @throws StoreUnavailableException if the store cannot be reached
+     */
+    public List<LockInfo> heldLocks() {
+        return store.heldLocks();
+    }
+
+    /**
+     * Frees a lock whoever holds it. Its holder finds out at its next renewal or release. The fence
+     * is kept, so the next holder's fence is still greater.
+     *
+     * @param name the lock name
+     * @return {@code true} if a held lease was ended
+     * @throws IllegalArgumentException if the name is invalid
+     * @throws StoreUnavailableException if the store cannot be reached
+     */
+    public boolean forceRelease(String name) {
+        Validation.lockName(name);
+        boolean freed = store.forceRelease(name);
+        waitRooms.signal(name);
+        return freed;
+    }
+
+    /**
+     * Releases every lease this client still holds (best effort) and stops its threads. Does not
+     * close the store.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        for (HeldLease lease : new ArrayList<>(held)) {
+            try {
+                lease.release();
+            } catch (RuntimeException e) {
+                log.warn("could not release lock '{}' on close: {}", lease.name(), e.toString());
+            }
+        }
+        keeper.close();
+    }
+
+    private HeldLease acquireOnce(String name, LockOptions options) {
+        String token = Owners.newToken();
+        long start = System.nanoTime();
+        Optional<Grant> grant;
+        try {
+            grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor()));
+        } catch (StoreUnavailableException e) {
+            log.error("acquiring lock '{}' on {} failed: {}", name, store.description(), e.getMessage());
+            undoAmbiguousAcquire(name, token);
+            throw e;
+        }
+        if (grant.isEmpty()) {
+            log.debug("lock '{}' is busy", name);
+            return null;
+        }
+        HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant.get(), options, start);
+        held.add(lease);
+        lease.start();
+        return lease;
+    }
+
+    /** The acquire may have committed before the error: free its token rather than strand the lock. */
+    private void undoAmbiguousAcquire(String name, String token) {
+        try {
+            store.release(name, token, Duration.ZERO);
+        } catch (RuntimeException ignored) {
+            // The store is unreachable; the lease, if it exists, expires by its TTL.
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this Turnstile is closed; build a new one");
+        }
+    }
+
+    void forget(HeldLease lease) {
+        held.remove(lease);
+    }
+
+    void released(String name) {
+        waitRooms.signal(name);
+    }
+
+    /** Builds a {@link Turnstile}. Not thread-safe. */
+    public static final class Builder {
+        private final LockStore store;
+        private String owner;
+        private Duration pollMin = Duration.ofMillis(2);
+        private Duration pollMax = Duration.ofSeconds(1);
+
+        private Builder(LockStore store) {
+            this.store = store;
+        }
+
+        /**
+         * Sets the readable owner identity stored with each lease. Default: host, process id and a
+         * random per-client id.
+         *
+         * @param owner 1 to 255 characters, no control characters
+         * @return this builder
+         * @throws IllegalArgumentException if invalid
+         */
+        public Builder owner(String owner) {
+            this.owner = Validation.owner(owner);
+            return this;
+        }
+
+        /**
+         * Sets the bounds of the poll interval used while waiting for a lock held elsewhere. The
+         * interval grows to about a tenth of the time already waited, between these bounds.
+         * Default 2 ms to 1 s.
+         *
+         * @param min the shortest interval, at least 1 ms
+         * @param max the longest interval, at least {@code min}
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder pollInterval(Duration min, Duration max) {
+            if (min == null || max == null || min.toMillis() < 1 || max.compareTo(min) < 0
+                    || max.compareTo(LockOptions.MAX_DURATION) > 0) {
+                throw new IllegalArgumentException("poll interval bounds (" + min + ", " + max
+                        + ") are invalid: min must be at least 1 ms and max at least min");
+            }
+            this.pollMin = min;
+            this.pollMax = max;
+            return this;
+        }
+
+        /**
+         * Builds the client.
+         *
+         * @return the client
+         */
+        public Turnstile build() {
+            return new Turnstile(this);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+package dev.turnstile.spi;
+
+import java.time.Instant;
+
+/**
+ * What a store returns for a successful acquire.
+ *
+ * @param fence strictly greater than every fence the store issued before for this name
+ * @param acquiredAt the store's clock at the acquire
+ * @param expiresAt when the lease ends by the store's clock
+ */
+public record Grant(long fence, Instant acquiredAt, Instant expiresAt) {}

@@ -1,0 +1,77 @@
+package dev.turnstile.spi;
+
+import dev.turnstile.LockInfo;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What a store must do for Turnstile. Every method is atomic on the store and judges expiry by the
+ * store's own clock. Names and tokens reach the store only as bound parameters or keys. A store is
+ * done when it passes {@code dev.turnstile.testkit.LockStoreContract}.
+ *
+ * <p>Errors: a store throws {@link dev.turnstile.StoreUnavailableException} when it cannot be
+ * reached or fails, and {@link dev.turnstile.StoreSchemaException} when it is reachable but not set
+ * up. Busy, not-owner and expired are results, never exceptions.
+ *
+ * <p>Implementations must be thread-safe.
+ */
+public interface LockStore extends AutoCloseable {
+
+    /**
+     * Takes the lock if it is free or its lease has expired: one atomic step that also bumps the
+     * lock's fence.
+     *
+     * @param request what to take and for how long
+     * @return the grant, or empty if another holder's lease has not expired
+     */
+    Optional<Grant> tryAcquire(AcquireRequest request);
+
+    /**
+     * Sets the lease to end {@code ttl} from now, if {@code token} still holds it and it has not
+     * expired.
+     *
+     * @param name the lock name
+     * @param token the holder's token
+     * @param ttl the new time to live from now
+     * @return {@code true} if extended; {@code false} if the token no longer holds an unexpired lease
+     */
+    boolean extend(String name, String token, Duration ttl);
+
+    /**
+     * Ends the lease held by {@code token}: at once, or at acquire time plus {@code lockAtLeastFor}
+     * if that is still in the future. The lock's fence is kept so that it never goes backwards.
+     *
+     * @param name the lock name
+     * @param token the holder's token
+     * @param lockAtLeastFor the minimum hold counted from the acquire, {@link Duration#ZERO} for none
+     * @return {@code true} if the token held an unexpired lease; {@code false} otherwise
+     */
+    boolean release(String name, String token, Duration lockAtLeastFor);
+
+    /**
+     * Lists the locks whose leases have not expired, by name.
+     *
+     * @return a snapshot, sorted by name
+     */
+    List<LockInfo> heldLocks();
+
+    /**
+     * Frees a lock whoever holds it (administrative). The fence is kept.
+     *
+     * @param name the lock name
+     * @return {@code true} if an unexpired lease was ended
+     */
+    boolean forceRelease(String name);
+
+    /**
+     * Describes the store for logs and messages, without secrets.
+     *
+     * @return for example {@code postgresql://db:5432/app (table turnstile_locks)}
+     */
+    String description();
+
+    /** Releases the store's own resources (a pool it created). A store built over the caller's client leaves it open. */
+    @Override
+    default void close() {}
+}

@@ -1,0 +1,50 @@
+package dev.turnstile.spi;
+
+import java.util.List;
+
+/**
+ * Builds stores from URLs ({@code jdbc:postgresql://…}, {@code redis://…}). Found with
+ * {@link java.util.ServiceLoader}; used by the CLI and by {@link LockStores#open(String)}.
+ */
+public interface LockStoreFactory {
+
+    /**
+     * Returns the URL prefixes this factory understands, for error messages.
+     *
+     * @return for example {@code ["jdbc:sqlite:", "jdbc:postgresql:"]}
+     */
+    List<String> schemes();
+
+    /**
+     * Tells whether this factory understands the URL.
+     *
+     * @param url a store URL
+     * @return {@code true} if {@link #open} accepts its scheme
+     */
+    default boolean supports(String url) {
+        return schemes().stream().anyMatch(url::startsWith);
+    }
+
+    /**
+     * Opens a store, with the options given in the URL. The store owns what it creates and frees it
+     * on {@link LockStore#close()}.
+     *
+     * @param url a store URL whose scheme this factory supports
+     * @return the store
+     * @throws IllegalArgumentException if the URL is malformed (the message says how)
+     * @throws dev.turnstile.StoreUnavailableException if the store cannot be reached
+     */
+    LockStore open(String url);
+
+    /**
+     * Returns the DDL that creates what the store needs, for {@code turnstile schema}; empty when
+     * the store needs none.
+     *
+     * @param url a store URL whose scheme this factory supports
+     * @return the DDL, or an empty string
+     * @throws IllegalArgumentException if the URL is malformed
+     */
+    default String schema(String url) {
+        return "";
+    }
+}

@@ -1,0 +1,111 @@
+package dev.turnstile.testing;
+
+import dev.turnstile.LockInfo;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A store inside this JVM: the reference implementation of the {@link LockStore} contract, for
+ * tests of code that uses Turnstile. Expiry is judged on the monotonic clock. It passes the same
+ * contract suite as the real stores.
+ */
+public final class InMemoryLockStore implements LockStore {
+    private final Map<String, Row> rows = new HashMap<>();
+
+    private static final class Row {
+        String owner;
+        String token;
+        long fence;
+        long acquiredNanos;
+        long expiresNanos;
+        Instant acquiredAt;
+    }
+
+    @Override
+    public synchronized Optional<Grant> tryAcquire(AcquireRequest request) {
+        long now = System.nanoTime();
+        Row row = rows.computeIfAbsent(request.name(), k -> new Row());
+        if (row.token != null && row.expiresNanos - now > 0) {
+            return Optional.empty();
+        }
+        row.owner = request.owner();
+        row.token = request.token();
+        row.fence++;
+        row.acquiredNanos = now;
+        row.expiresNanos = now + request.ttl().toNanos();
+        row.acquiredAt = Instant.now();
+        return Optional.of(new Grant(row.fence, row.acquiredAt, row.acquiredAt.plus(request.ttl())));
+    }
+
+    @Override
+    public synchronized boolean extend(String name, String token, Duration ttl) {
+        Row row = heldBy(name, token);
+        if (row == null) {
+            return false;
+        }
+        row.expiresNanos = System.nanoTime() + ttl.toNanos();
+        return true;
+    }
+
+    @Override
+    public synchronized boolean release(String name, String token, Duration lockAtLeastFor) {
+        Row row = heldBy(name, token);
+        if (row == null) {
+            return false;
+        }
+        long atLeastEnd = row.acquiredNanos + lockAtLeastFor.toNanos();
+        long now = System.nanoTime();
+        row.expiresNanos = atLeastEnd - now > 0 ? atLeastEnd : now;
+        if (row.expiresNanos == now) {
+            row.token = null;
+        }
+        return true;
+    }
+
+    @Override
+    public synchronized List<LockInfo> heldLocks() {
+        long now = System.nanoTime();
+        Instant wallNow = Instant.now();
+        List<LockInfo> out = new ArrayList<>();
+        rows.forEach((name, row) -> {
+            if (row.token != null && row.expiresNanos - now > 0) {
+                out.add(new LockInfo(name, row.owner, row.fence, row.acquiredAt,
+                        wallNow.plusNanos(row.expiresNanos - now)));
+            }
+        });
+        out.sort(Comparator.comparing(LockInfo::name));
+        return out;
+    }
+
+    @Override
+    public synchronized boolean forceRelease(String name) {
+        Row row = rows.get(name);
+        if (row == null || row.token == null || row.expiresNanos - System.nanoTime() <= 0) {
+            return false;
+        }
+        row.token = null;
+        return true;
+    }
+
+    @Override
+    public String description() {
+        return "in-memory store";
+    }
+
+    private Row heldBy(String name, String token) {
+        Row row = rows.get(name);
+        if (row == null || row.token == null || !row.token.equals(token) || row.expiresNanos - System.nanoTime() <= 0) {
+            return null;
+        }
+        return row;
+    }
+}

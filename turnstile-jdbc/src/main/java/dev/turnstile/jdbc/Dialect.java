@@ -1,0 +1,115 @@
+package dev.turnstile.jdbc;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * What every dialect shares: statement shapes with the table name and the database's "now in
+ * epoch milliseconds" filled in. Lock names and tokens are always bound parameters.
+ */
+abstract sealed class Dialect implements SqlDialect permits PostgresDialect, MariaDbDialect, H2Dialect, SqliteDialect {
+    private static final Pattern IDENTIFIER =
+            Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}");
+    static final String DEFAULT_TABLE = "turnstile_locks";
+
+    /** The current time in epoch milliseconds, by the database's clock, as an SQL expression. */
+    abstract String now();
+
+    /** Takes a free or expired lock: parameters (name, owner, token, ttl ms), returns (fence, acquired_at, expires_at). */
+    abstract String acquireSql();
+
+    /** Parameters (ttl ms, name, token). */
+    String extendSql() {
+        return """
+                UPDATE %1$s SET expires_at = %2$s + ?
+                 WHERE name = ? AND token = ? AND expires_at > %2$s""";
+    }
+
+    /** Parameters (lockAtLeastFor ms, name, token): ends the lease now, or at acquired_at + lockAtLeastFor. */
+    String releaseSql() {
+        return """
+                UPDATE %1$s SET expires_at = GREATEST(acquired_at + ?, %2$s)
+                 WHERE name = ? AND token = ? AND expires_at > %2$s""";
+    }
+
+    /** Parameter (name). */
+    String forceReleaseSql() {
+        return "UPDATE %1$s SET expires_at = %2$s WHERE name = ? AND expires_at > %2$s";
+    }
+
+    String listSql() {
+        return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s";
+    }
+
+    /** Fills in the table and the clock expression. */
+    final String sql(String template, String table) {
+        return template.formatted(table, now());
+    }
+
+    /** Runs the acquire statement; the default reads the grant from a RETURNING-style result set. */
+    Optional<Grant> acquire(Connection c, Statements sql, AcquireRequest r) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.acquire())) {
+            ps.setString(1, r.name());
+            ps.setString(2, r.owner());
+            ps.setString(3, r.token());
+            ps.setLong(4, r.ttl().toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(grant(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    static Grant grant(ResultSet rs) throws SQLException {
+        return new Grant(rs.getLong(1), Instant.ofEpochMilli(rs.getLong(2)), Instant.ofEpochMilli(rs.getLong(3)));
+    }
+
+    /** A concurrent first insert of the same name lost the race: busy, not an error. */
+    boolean isLostInsertRace(SQLException e) {
+        return "23505".equals(e.getSQLState());
+    }
+
+    abstract boolean isMissingTable(SQLException e);
+
+    @Override
+    public final String createTable(String table) {
+        String ddl;
+        try (InputStream in = Dialect.class.getResourceAsStream("schema-" + id() + ".sql")) {
+            ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException | NullPointerException e) {
+            throw new IllegalStateException("schema resource for " + id() + " is missing from the jar", e);
+        }
+        return ddl.replace(DEFAULT_TABLE, checkTable(table));
+    }
+
+    static String checkTable(String table) {
+        if (table == null || !IDENTIFIER.matcher(table).matches()) {
+            throw new IllegalArgumentException("table name '" + table + "' is not a plain SQL identifier: use letters, "
+                    + "digits and underscores, starting with a letter or underscore, at most 63 characters, "
+                    + "optionally prefixed by 'schema.'");
+        }
+        return table;
+    }
+
+    @Override
+    public String toString() {
+        return id();
+    }
+
+    /** The statements of one store, built once for its table. */
+    record Statements(String table, String acquire, String extend, String release, String forceRelease, String list) {
+        static Statements of(Dialect d, String table) {
+            return new Statements(table, d.sql(d.acquireSql(), table), d.sql(d.extendSql(), table), d.sql(d.releaseSql(), table),
+                    d.sql(d.forceReleaseSql(), table), d.sql(d.listSql(), table));
+        }
+    }
+}

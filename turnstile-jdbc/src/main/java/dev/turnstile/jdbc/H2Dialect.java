@@ -1,0 +1,44 @@
+package dev.turnstile.jdbc;
+
+import java.sql.SQLException;
+
+/** H2: a conditional MERGE, read back through FINAL TABLE so acquire stays one statement. */
+final class H2Dialect extends Dialect {
+
+    @Override
+    public String id() {
+        return "h2";
+    }
+
+    @Override
+    String now() {
+        return "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP(3)) * 1000 AS BIGINT)";
+    }
+
+    @Override
+    String acquireSql() {
+        return """
+                SELECT fence, acquired_at, expires_at FROM FINAL TABLE (
+                  MERGE INTO %1$s t
+                  USING (SELECT CAST(? AS VARCHAR(255)) AS name, CAST(? AS VARCHAR(255)) AS owner,
+                                CAST(? AS VARCHAR(64)) AS token, %2$s AS now_ms, CAST(? AS BIGINT) AS ttl) s
+                     ON t.name = s.name
+                  WHEN MATCHED AND t.expires_at <= s.now_ms THEN
+                    UPDATE SET owner = s.owner, token = s.token, fence = t.fence + 1,
+                               acquired_at = s.now_ms, expires_at = s.now_ms + s.ttl
+                  WHEN NOT MATCHED THEN
+                    INSERT (name, owner, token, fence, acquired_at, expires_at)
+                    VALUES (s.name, s.owner, s.token, 1, s.now_ms, s.now_ms + s.ttl))""";
+    }
+
+    @Override
+    boolean isMissingTable(SQLException e) {
+        return e.getErrorCode() == 42102 || e.getErrorCode() == 42104;
+    }
+
+    @Override
+    boolean isLostInsertRace(SQLException e) {
+        // 23505: two first inserts raced; 90131: a concurrent transaction changed the row first.
+        return super.isLostInsertRace(e) || e.getErrorCode() == 90131;
+    }
+}

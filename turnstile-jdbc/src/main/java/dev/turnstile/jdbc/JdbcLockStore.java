@@ -1,0 +1,298 @@
+package dev.turnstile.jdbc;
+
+import dev.turnstile.LockInfo;
+import dev.turnstile.StoreSchemaException;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import javax.sql.DataSource;
+
+/**
+ * A lock store in one SQL table, over any {@link DataSource}: SQLite, PostgreSQL, MariaDB/MySQL
+ * and H2. Acquire, extend and release are one statement each (MariaDB/MySQL acquire adds a read
+ * by token), expiry is judged by the database's clock, and each row's fence column only grows.
+ *
+ * <pre>{@code
+ * LockStore store = JdbcLockStore.builder(dataSource).build();
+ * }</pre>
+ *
+ * <p>The table ({@code turnstile_locks} by default) must exist: create it with the DDL from
+ * {@code turnstile schema} or {@link SqlDialect#createTable}, or let the store create it with
+ * {@link Builder#createTableIfMissing(boolean)}. Each operation borrows a connection and works in
+ * autocommit (it commits itself if the pool hands out connections with autocommit off).
+ */
+public final class JdbcLockStore implements LockStore {
+    private final DataSource dataSource;
+    private final String table;
+    private final boolean createTable;
+    private final String description;
+    private final AutoCloseable owned;
+    private volatile Dialect dialect;
+    private volatile Dialect.Statements sql;
+
+    private JdbcLockStore(Builder b) {
+        this.dataSource = b.dataSource;
+        this.table = b.table;
+        this.createTable = b.createTable;
+        this.owned = b.owned;
+        this.description = (b.description != null ? b.description : "JDBC store") + " (table " + table + ")";
+        this.dialect = (Dialect) b.dialect;
+    }
+
+    /**
+     * Starts a builder over a data source (a pool, preferably).
+     *
+     * @param dataSource where connections come from
+     * @return a builder
+     * @throws NullPointerException if {@code dataSource} is null
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(AcquireRequest request) {
+        try (Connection c = connection()) {
+            Optional<Grant> grant;
+            try {
+                grant = dialect.acquire(c, sql, request);
+            } catch (SQLException e) {
+                if (dialect.isLostInsertRace(e)) {
+                    rollbackQuietly(c);
+                    return Optional.empty();
+                }
+                throw e;
+            }
+            commitIfNeeded(c);
+            return grant;
+        } catch (SQLException e) {
+            throw translate("acquire lock '" + request.name() + "'", e);
+        }
+    }
+
+    @Override
+    public boolean extend(String name, String token, Duration ttl) {
+        return update("extend lock '" + name + "'", Dialect.Statements::extend, ttl.toMillis(), name, token) == 1;
+    }
+
+    @Override
+    public boolean release(String name, String token, Duration lockAtLeastFor) {
+        return update("release lock '" + name + "'", Dialect.Statements::release, lockAtLeastFor.toMillis(), name, token) == 1;
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        return update("force-release lock '" + name + "'", Dialect.Statements::forceRelease, null, name, null) == 1;
+    }
+
+    @Override
+    public List<LockInfo> heldLocks() {
+        try (Connection c = connection();
+                PreparedStatement ps = c.prepareStatement(sql.list());
+                ResultSet rs = ps.executeQuery()) {
+            List<LockInfo> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(new LockInfo(rs.getString(1), rs.getString(2), rs.getLong(3),
+                        Instant.ofEpochMilli(rs.getLong(4)), Instant.ofEpochMilli(rs.getLong(5))));
+            }
+            commitIfNeeded(c);
+            out.sort(Comparator.comparing(LockInfo::name));
+            return out;
+        } catch (SQLException e) {
+            throw translate("list locks", e);
+        }
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    /**
+     * Returns the dialect in use, detecting it from the database on first use.
+     *
+     * @return the dialect
+     * @throws StoreUnavailableException if detection needs the database and it cannot be reached
+     */
+    public SqlDialect dialect() {
+        try (Connection c = connection()) {
+            return dialect;
+        } catch (SQLException e) {
+            throw translate("connect", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                throw new StoreUnavailableException("closing " + description + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** Parameters: (long or absent, name, token or absent). */
+    private int update(String what, Function<Dialect.Statements, String> statement, Long millis, String name, String token) {
+        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statement.apply(sql))) {
+            int i = 1;
+            if (millis != null) {
+                ps.setLong(i++, millis);
+            }
+            ps.setString(i++, name);
+            if (token != null) {
+                ps.setString(i, token);
+            }
+            int rows = ps.executeUpdate();
+            commitIfNeeded(c);
+            return rows;
+        } catch (SQLException e) {
+            throw translate(what, e);
+        }
+    }
+
+    private Connection connection() throws SQLException {
+        Connection c = dataSource.getConnection();
+        if (sql == null) {
+            try {
+                initialise(c);
+            } catch (SQLException | RuntimeException e) {
+                c.close();
+                throw e;
+            }
+        }
+        return c;
+    }
+
+    private synchronized void initialise(Connection c) throws SQLException {
+        if (sql != null) {
+            return;
+        }
+        Dialect d = dialect != null ? dialect : (Dialect) SqlDialect.detect(c.getMetaData());
+        if (createTable) {
+            try (Statement st = c.createStatement()) {
+                st.execute(d.createTable(table));
+            }
+            commitIfNeeded(c);
+        }
+        dialect = d;
+        sql = Dialect.Statements.of(d, table);
+    }
+
+    private static void commitIfNeeded(Connection c) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.commit();
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+            }
+        } catch (SQLException ignored) {
+            // the connection is going back to the pool anyway
+        }
+    }
+
+    private StoreUnavailableException translate(String what, SQLException e) {
+        if (dialect != null && dialect.isMissingTable(e)) {
+            return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
+                    + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
+                    + "--apply to run it), or build the store with createTableIfMissing(true)", e);
+        }
+        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
+                + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
+    }
+
+    /** Builds a {@link JdbcLockStore}. Not thread-safe. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String table = Dialect.DEFAULT_TABLE;
+        private SqlDialect dialect;
+        private boolean createTable;
+        private String description;
+        private AutoCloseable owned;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * Sets the lock table's name. Default {@code turnstile_locks}.
+         *
+         * @param table a plain identifier, optionally {@code schema.table}
+         * @return this builder
+         * @throws IllegalArgumentException if it is not a plain identifier (it is spliced into SQL)
+         */
+        public Builder tableName(String table) {
+            this.table = Dialect.checkTable(table);
+            return this;
+        }
+
+        /**
+         * Sets the dialect instead of detecting it from the first connection.
+         *
+         * @param dialect the dialect
+         * @return this builder
+         */
+        public Builder dialect(SqlDialect dialect) {
+            this.dialect = Objects.requireNonNull(dialect, "dialect");
+            return this;
+        }
+
+        /**
+         * Creates the table on first use if it is missing ({@code CREATE TABLE IF NOT EXISTS}).
+         * Default off: production schemas are usually migrated separately.
+         *
+         * @param create {@code true} to create it
+         * @return this builder
+         */
+        public Builder createTableIfMissing(boolean create) {
+            this.createTable = create;
+            return this;
+        }
+
+        /**
+         * Sets how the store names itself in messages and logs. Must not contain secrets.
+         *
+         * @param description for example {@code postgresql://db:5432/app}
+         * @return this builder
+         */
+        public Builder description(String description) {
+            this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /** The store closes this (a pool it made) on close. */
+        Builder owning(AutoCloseable resource) {
+            this.owned = resource;
+            return this;
+        }
+
+        /**
+         * Builds the store. Does not connect: the first operation detects the dialect and, if
+         * asked, creates the table.
+         *
+         * @return the store
+         */
+        public JdbcLockStore build() {
+            return new JdbcLockStore(this);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package dev.turnstile.jdbc;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+
+/**
+ * MariaDB and MySQL: a conditional {@code INSERT … ON DUPLICATE KEY UPDATE}, then a read by token.
+ * MySQL has no RETURNING, and the affected-row count cannot tell a fresh insert from a refused
+ * takeover when the driver reports found rows, so the grant is read back by its token. Works with
+ * the MariaDB and the MySQL drivers.
+ */
+final class MariaDbDialect extends Dialect {
+
+    @Override
+    public String id() {
+        return "mariadb";
+    }
+
+    @Override
+    String now() {
+        // UTC_TIMESTAMP does not depend on the session time zone, so no DST fold can move the clock.
+        return "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)";
+    }
+
+    @Override
+    String acquireSql() {
+        // MySQL applies assignments left to right: expires_at, which the condition reads, goes last.
+        return """
+                INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
+                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                ON DUPLICATE KEY UPDATE
+                  owner       = IF(expires_at <= VALUES(acquired_at), VALUES(owner), owner),
+                  token       = IF(expires_at <= VALUES(acquired_at), VALUES(token), token),
+                  fence       = IF(expires_at <= VALUES(acquired_at), fence + 1, fence),
+                  acquired_at = IF(expires_at <= VALUES(acquired_at), VALUES(acquired_at), acquired_at),
+                  expires_at  = IF(expires_at <= VALUES(acquired_at), VALUES(expires_at), expires_at)""";
+    }
+
+    private static final String READ_BACK = "SELECT fence, acquired_at, expires_at FROM %1$s WHERE name = ? AND token = ?";
+
+    @Override
+    Optional<Grant> acquire(Connection c, Statements sql, AcquireRequest r) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.acquire())) {
+            ps.setString(1, r.name());
+            ps.setString(2, r.owner());
+            ps.setString(3, r.token());
+            ps.setLong(4, r.ttl().toMillis());
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql(READ_BACK, sql.table()))) {
+            ps.setString(1, r.name());
+            ps.setString(2, r.token());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(grant(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    @Override
+    boolean isMissingTable(SQLException e) {
+        return "42S02".equals(e.getSQLState()) || e.getErrorCode() == 1146;
+    }
+
+    @Override
+    boolean isLostInsertRace(SQLException e) {
+        return false; // the upsert handles the duplicate key itself
+    }
+}

@@ -1,0 +1,35 @@
+package dev.turnstile.jdbc;
+
+import java.sql.SQLException;
+
+/** PostgreSQL: acquire is one upsert whose update only fires when the current lease has expired. */
+final class PostgresDialect extends Dialect {
+
+    @Override
+    public String id() {
+        return "postgresql";
+    }
+
+    @Override
+    String now() {
+        // clock_timestamp(), not now(): now() is frozen at the start of the caller's transaction.
+        return "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+    }
+
+    @Override
+    String acquireSql() {
+        return """
+                INSERT INTO %1$s AS t (name, owner, token, fence, acquired_at, expires_at)
+                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                ON CONFLICT (name) DO UPDATE
+                   SET owner = EXCLUDED.owner, token = EXCLUDED.token, fence = t.fence + 1,
+                       acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
+                 WHERE t.expires_at <= EXCLUDED.acquired_at
+                RETURNING fence, acquired_at, expires_at""";
+    }
+
+    @Override
+    boolean isMissingTable(SQLException e) {
+        return "42P01".equals(e.getSQLState());
+    }
+}

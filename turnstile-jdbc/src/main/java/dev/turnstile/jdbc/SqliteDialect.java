@@ -1,0 +1,49 @@
+package dev.turnstile.jdbc;
+
+import java.sql.SQLException;
+
+/**
+ * SQLite (3.42 or later): the same upsert as PostgreSQL. Expiry is judged by this host's clock,
+ * which is right for a database file that only processes on this host open.
+ */
+final class SqliteDialect extends Dialect {
+
+    @Override
+    public String id() {
+        return "sqlite";
+    }
+
+    @Override
+    String now() {
+        return "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+    }
+
+    @Override
+    String acquireSql() {
+        return """
+                INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
+                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                ON CONFLICT (name) DO UPDATE
+                   SET owner = excluded.owner, token = excluded.token, fence = %1$s.fence + 1,
+                       acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+                 WHERE %1$s.expires_at <= excluded.acquired_at
+                RETURNING fence, acquired_at, expires_at""";
+    }
+
+    @Override
+    String releaseSql() {
+        return """
+                UPDATE %1$s SET expires_at = MAX(acquired_at + ?, %2$s)
+                 WHERE name = ? AND token = ? AND expires_at > %2$s""";
+    }
+
+    @Override
+    boolean isMissingTable(SQLException e) {
+        return e.getMessage() != null && e.getMessage().contains("no such table");
+    }
+
+    @Override
+    boolean isLostInsertRace(SQLException e) {
+        return false; // SQLite serialises writers: the upsert cannot race itself.
+    }
+}

@@ -1,0 +1,10 @@
+-- Turnstile lock table for MariaDB and MySQL. Times are epoch milliseconds by the database clock.
+-- The binary collation keeps 'Lock' and 'lock' distinct. Rows are never deleted: the fence must keep growing.
+CREATE TABLE IF NOT EXISTS turnstile_locks (
+    name        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,
+    owner       VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL,
+    token       VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    fence       BIGINT       NOT NULL,
+    acquired_at BIGINT       NOT NULL,
+    expires_at  BIGINT       NOT NULL
+) ENGINE = InnoDB;

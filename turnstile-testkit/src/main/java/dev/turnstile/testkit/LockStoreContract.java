@@ -1,0 +1,664 @@
+package dev.turnstile.testkit;
+
+import static dev.turnstile.testkit.TestTiming.ms;
+import static dev.turnstile.testkit.TestTiming.sleep;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.turnstile.Lease;
+import dev.turnstile.LeaseLoss;
+import dev.turnstile.LeaseLostException;
+import dev.turnstile.LockInfo;
+import dev.turnstile.LockOptions;
+import dev.turnstile.ReleaseOutcome;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.LockStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The contract every {@link LockStore} must pass. A store's test extends it and supplies the store:
+ *
+ * <pre>{@code
+ * class PostgresLockStoreContractTest extends LockStoreContract {
+ *     protected LockStore newStore() { return JdbcLockStore.builder(dataSource).build(); }
+ *     protected String storeUrl() { return "jdbc:postgresql://127.0.0.1:5432/test?user=postgres"; }
+ *     protected LockStore unreachableStore() { ... a store pointed at a port where nothing listens ... }
+ * }
+ * }</pre>
+ *
+ * <p>Each test uses fresh lock names, so stores need no cleaning between tests. Durations scale with
+ * {@code -Dturnstile.test.timeScale}. A missing server must fail the suite, never skip it.
+ */
+public abstract class LockStoreContract {
+
+    /**
+     * Returns a new, independent client of the store under test. Two calls stand for two processes:
+     * they must share nothing but the store itself.
+     *
+     * @return a store client; the suite closes it after the test
+     */
+    protected abstract LockStore newStore();
+
+    /**
+     * Returns a URL a child JVM can open with {@link dev.turnstile.spi.LockStores#open} to reach the
+     * same store.
+     *
+     * @return the store URL
+     */
+    protected abstract String storeUrl();
+
+    /**
+     * Returns a client configured like {@link #newStore()} but pointed where nothing answers (a
+     * closed port, an unreadable path). It should fail within a few seconds.
+     *
+     * @return an unreachable store
+     */
+    protected abstract LockStore unreachableStore();
+
+    private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * Opens a tracked store client.
+     *
+     * @return a store client closed after the test
+     */
+    protected LockStore store() {
+        LockStore store = newStore();
+        toClose.add(store);
+        return store;
+    }
+
+    /**
+     * Builds a tracked client over a fresh store client, standing for another process.
+     *
+     * @return a Turnstile closed after the test
+     */
+    protected Turnstile client() {
+        Turnstile turnstile = Turnstile.builder(store()).pollInterval(Duration.ofMillis(2), Duration.ofMillis(50)).build();
+        toClose.add(0, turnstile);
+        return turnstile;
+    }
+
+    /**
+     * Returns a lock name no other test uses.
+     *
+     * @param what a readable prefix
+     * @return a unique name
+     */
+    protected static String unique(String what) {
+        return what + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        List<AutoCloseable> all;
+        synchronized (toClose) {
+            all = new ArrayList<>(toClose);
+            toClose.clear();
+        }
+        for (AutoCloseable c : all) {
+            c.close();
+        }
+    }
+
+    static LockOptions ttl(long millis) {
+        return LockOptions.lockAtMostFor(ms(millis));
+    }
+
+    static Lease held(Optional<Lease> lease) {
+        assertThat(lease).as("expected the lock to be acquired").isPresent();
+        return lease.get();
+    }
+
+    @Nested
+    @DisplayName("mutual exclusion")
+    class MutualExclusion {
+
+        @Test
+        @DisplayName("a second client is refused while the first holds the lock")
+        void secondClientRefused() {
+            String name = unique("excl");
+            Lease first = held(client().tryAcquire(name, ttl(10_000)));
+            assertThat(client().tryAcquire(name, ttl(10_000))).isEmpty();
+            assertThat(first.isHeld()).isTrue();
+        }
+
+        @Test
+        @DisplayName("a second acquire without reentrancy is refused even from the same client and thread")
+        void notReentrantByDefault() {
+            Turnstile t = client();
+            String name = unique("nonre");
+            Lease first = held(t.tryAcquire(name, ttl(10_000)));
+            assertThat(t.tryAcquire(name, ttl(10_000))).isEmpty();
+            first.release();
+            assertThat(t.tryAcquire(name, ttl(10_000))).isPresent();
+        }
+
+        @Test
+        @DisplayName("different names do not block each other")
+        void namesAreIndependent() {
+            Turnstile t = client();
+            String base = unique("indep");
+            assertThat(t.tryAcquire(base + "-a", ttl(10_000))).isPresent();
+            assertThat(t.tryAcquire(base + "-b", ttl(10_000))).isPresent();
+        }
+
+        @Test
+        @DisplayName("8 threads on separate clients never overlap and fences rise in acquisition order")
+        void threadsNeverOverlap() throws Exception {
+            String name = unique("threads");
+            int threads = 8;
+            int rounds = 25;
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            int[] unguarded = {0};
+            List<Long> fences = Collections.synchronizedList(new ArrayList<>());
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                List<Future<?>> futures = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    Turnstile t = client();
+                    futures.add(pool.submit(() -> {
+                        for (int r = 0; r < rounds; r++) {
+                            try (Lease lease = held(t.acquire(name, ttl(30_000), Duration.ofSeconds(60)))) {
+                                if (inside.incrementAndGet() != 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                fences.add(lease.fence());
+                                int v = unguarded[0];
+                                Thread.yield();
+                                unguarded[0] = v + 1;
+                                inside.decrementAndGet();
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : futures) {
+                    f.get(120, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(overlaps).hasValue(0);
+            assertThat(unguarded[0]).isEqualTo(threads * rounds);
+            assertThat(fences).hasSize(threads * rounds).isSorted().doesNotHaveDuplicates();
+        }
+
+        @Test
+        @DisplayName("3 JVM processes contending on one name never overlap and fences rise")
+        void processesNeverOverlap(@TempDir Path dir) throws Exception {
+            String name = unique("procs");
+            int processes = 3;
+            int iterations = 15;
+            List<Integer> codes = ContenderProcess.runAll(storeUrl(), name, processes, iterations, dir,
+                    Duration.ofMinutes(3));
+            assertThat(codes).as(ContenderProcess.logs(dir)).containsOnly(0);
+            assertThat(Files.readString(dir.resolve("counter")).trim()).isEqualTo(Integer.toString(processes * iterations));
+            List<Long> fences = Files.readAllLines(dir.resolve("fences")).stream().map(Long::parseLong).toList();
+            assertThat(fences).hasSize(processes * iterations).isSorted().doesNotHaveDuplicates();
+        }
+    }
+
+    @Nested
+    @DisplayName("expiry")
+    class Expiry {
+
+        @Test
+        @DisplayName("an unreleased lease frees the lock after its TTL, and not before")
+        void ttlFreesLock() {
+            String name = unique("ttl");
+            Turnstile other = client();
+            held(client().tryAcquire(name, ttl(600)));
+            assertThat(other.tryAcquire(name, ttl(600))).as("right after acquire").isEmpty();
+            long start = System.nanoTime();
+            await().atMost(ms(5_000)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> other.tryAcquire(name, ttl(5_000)).isPresent());
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(ms(300));
+        }
+
+        @Test
+        @DisplayName("the lease reports itself not held once its local deadline passes")
+        void leaseKnowsItsDeadline() {
+            Lease lease = held(client().tryAcquire(unique("deadline"), ttl(300)));
+            assertThat(lease.isHeld()).isTrue();
+            await().atMost(ms(2_000)).until(() -> !lease.isHeld());
+        }
+    }
+
+    @Nested
+    @DisplayName("ownership")
+    class Ownership {
+
+        @Test
+        @DisplayName("release and extend with a wrong token do nothing and say so")
+        void wrongTokenDoesNothing() {
+            String name = unique("owner");
+            Lease lease = held(client().tryAcquire(name, ttl(10_000)));
+            LockStore raw = store();
+            assertThat(raw.release(name, "not-the-token", Duration.ZERO)).isFalse();
+            assertThat(raw.extend(name, "not-the-token", ms(60_000))).isFalse();
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("still held by the owner").isEmpty();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+        }
+
+        @Test
+        @DisplayName("release after expiry and takeover says ALREADY_EXPIRED and leaves the new holder alone")
+        void releaseAfterTakeover() {
+            String name = unique("takeover");
+            Lease stale = held(client().tryAcquire(name, ttl(300)));
+            Turnstile other = client();
+            Lease fresh = await().atMost(ms(5_000)).until(() -> other.tryAcquire(name, ttl(10_000)).orElse(null),
+                    l -> l != null);
+            assertThat(stale.release()).isEqualTo(ReleaseOutcome.ALREADY_EXPIRED);
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("new holder kept the lock").isEmpty();
+            assertThat(fresh.isHeld()).isTrue();
+            assertThat(fresh.fence()).isGreaterThan(stale.fence());
+        }
+
+        @Test
+        @DisplayName("extend by the owner keeps the lease past its first TTL")
+        void extendKeepsLease() {
+            String name = unique("extend");
+            Lease lease = held(client().tryAcquire(name, ttl(500)));
+            lease.extend(ms(5_000));
+            sleep(800);
+            assertThat(client().tryAcquire(name, ttl(1_000))).isEmpty();
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lease.expiresAt()).isAfter(lease.acquiredAt().plus(ms(4_000)));
+        }
+
+        @Test
+        @DisplayName("extend after expiry throws LeaseLostException and completes lost()")
+        void extendAfterExpiry() {
+            Lease lease = held(client().tryAcquire(unique("late-extend"), ttl(200)));
+            sleep(400);
+            assertThatThrownBy(() -> lease.extend(ms(5_000))).isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("lost");
+            assertThat(lease.lost().toCompletableFuture()).succeedsWithin(ms(2_000));
+        }
+
+        @Test
+        @DisplayName("extend refused by the store (lease taken over) throws LeaseLostException")
+        void extendRefused() {
+            String name = unique("refused");
+            Lease lease = held(client().tryAcquire(name, ttl(10_000)));
+            assertThat(client().forceRelease(name)).isTrue();
+            held(client().tryAcquire(name, ttl(10_000)));
+            assertThatThrownBy(() -> lease.extend(ms(5_000))).isInstanceOf(LeaseLostException.class);
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.ALREADY_EXPIRED);
+        }
+
+        @Test
+        @DisplayName("release is idempotent and extend after release is refused")
+        void releaseIdempotent() {
+            String name = unique("idem");
+            Lease lease = held(client().tryAcquire(name, ttl(10_000)));
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            Lease next = held(client().tryAcquire(name, ttl(10_000)));
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(next.isHeld()).isTrue();
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("second release left the new holder alone").isEmpty();
+            assertThatThrownBy(() -> lease.extend(ms(1_000))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("released");
+        }
+
+        @Test
+        @DisplayName("a force release frees the lock and the holder's release then says NOT_OWNER")
+        void forceRelease() {
+            String name = unique("force");
+            Lease lease = held(client().tryAcquire(name, ttl(10_000)));
+            assertThat(client().forceRelease(name)).isTrue();
+            assertThat(client().forceRelease(name)).as("nothing left to free").isFalse();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.NOT_OWNER);
+        }
+    }
+
+    @Nested
+    @DisplayName("fencing")
+    class Fencing {
+
+        @Test
+        @DisplayName("fences strictly increase across release, expiry, force release and new clients")
+        void fencesIncrease() {
+            String name = unique("fence");
+            List<Long> fences = new ArrayList<>();
+            Lease a = held(client().tryAcquire(name, ttl(10_000)));
+            fences.add(a.fence());
+            a.release();
+            Lease b = held(client().tryAcquire(name, ttl(200)));
+            fences.add(b.fence());
+            Turnstile other = client();
+            Lease c = await().atMost(ms(5_000)).until(() -> other.tryAcquire(name, ttl(10_000)).orElse(null), l -> l != null);
+            fences.add(c.fence());
+            client().forceRelease(name);
+            Lease d = held(client().tryAcquire(name, ttl(10_000)));
+            fences.add(d.fence());
+            d.release();
+            assertThat(fences).isSorted().doesNotHaveDuplicates();
+            assertThat(fences.get(0)).isPositive();
+        }
+
+        @Test
+        @DisplayName("the store lists the holder with its fence, owner and times")
+        void listing() {
+            String name = unique("list");
+            Turnstile t = client();
+            Lease lease = held(t.tryAcquire(name, ttl(10_000)));
+            LockInfo info = client().heldLocks().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+            assertThat(info.fence()).isEqualTo(lease.fence());
+            assertThat(info.owner()).isEqualTo(t.owner());
+            assertThat(info.expiresAt()).isAfter(info.acquiredAt());
+            lease.release();
+            assertThat(client().heldLocks()).extracting(LockInfo::name).doesNotContain(name);
+        }
+    }
+
+    @Nested
+    @DisplayName("lockAtLeastFor")
+    class AtLeastFor {
+
+        @Test
+        @DisplayName("an early release only shortens the lease to lockAtLeastFor")
+        void earlyReleaseShortens() {
+            String name = unique("atleast");
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(10_000)).lockAtLeastFor(ms(800)).build();
+            long start = System.nanoTime();
+            Lease lease = held(client().tryAcquire(name, options));
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.SHORTENED_TO_AT_LEAST);
+            Turnstile other = client();
+            assertThat(other.tryAcquire(name, ttl(1_000))).as("still held until lockAtLeastFor").isEmpty();
+            await().atMost(ms(5_000)).pollInterval(Duration.ofMillis(20)).until(() -> other.tryAcquire(name, ttl(1_000)).isPresent());
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(ms(700));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(ms(5_000));
+        }
+
+        @Test
+        @DisplayName("a release after lockAtLeastFor frees the lock at once")
+        void lateReleaseFrees() {
+            String name = unique("atleast-late");
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(10_000)).lockAtLeastFor(ms(200)).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            sleep(400);
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(client().tryAcquire(name, ttl(1_000))).isPresent();
+        }
+    }
+
+    @Nested
+    @DisplayName("reentrancy")
+    class Reentrancy {
+
+        @Test
+        @DisplayName("the same thread re-enters with the same fence; only the outermost release frees")
+        void sameThread() {
+            String name = unique("reent");
+            Turnstile t = client();
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(10_000)).reentrant().build();
+            Lease outer = held(t.tryAcquire(name, options));
+            Lease inner = held(t.tryAcquire(name, options));
+            assertThat(inner.fence()).isEqualTo(outer.fence());
+            assertThat(inner.token()).isEqualTo(outer.token());
+            assertThat(inner.release()).isEqualTo(ReleaseOutcome.STILL_HELD);
+            assertThat(inner.release()).as("idempotent").isEqualTo(ReleaseOutcome.STILL_HELD);
+            assertThat(client().tryAcquire(name, ttl(1_000))).isEmpty();
+            assertThat(outer.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(client().tryAcquire(name, ttl(1_000))).isPresent();
+        }
+
+        @Test
+        @DisplayName("another thread is refused; an explicit context re-enters across threads")
+        void contexts() throws Exception {
+            String name = unique("ctx");
+            Turnstile t = client();
+            LockOptions perThread = LockOptions.builder().lockAtMostFor(ms(10_000)).reentrant().build();
+            Lease outer = held(t.tryAcquire(name, perThread));
+            CompletableFuture<Optional<Lease>> fromOtherThread = CompletableFuture.supplyAsync(() -> t.tryAcquire(name, perThread));
+            assertThat(fromOtherThread.get(10, TimeUnit.SECONDS)).isEmpty();
+            outer.release();
+
+            Object job = "job-42";
+            LockOptions perJob = LockOptions.builder().lockAtMostFor(ms(10_000)).reentrantFor(job).build();
+            Lease a = held(t.tryAcquire(name, perJob));
+            Lease b = CompletableFuture.supplyAsync(() -> t.tryAcquire(name, perJob)).get(10, TimeUnit.SECONDS).orElseThrow();
+            assertThat(b.fence()).isEqualTo(a.fence());
+            b.release();
+            a.release();
+            assertThat(client().tryAcquire(name, ttl(1_000))).isPresent();
+        }
+    }
+
+    @Nested
+    @DisplayName("waiting")
+    class Waiting {
+
+        @Test
+        @DisplayName("a wait on a held lock gives up after its timeout")
+        void waitTimesOut() throws Exception {
+            String name = unique("wait-timeout");
+            held(client().tryAcquire(name, ttl(10_000)));
+            long start = System.nanoTime();
+            assertThat(client().acquire(name, ttl(1_000), ms(500))).isEmpty();
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(waited).isGreaterThanOrEqualTo(ms(500)).isLessThan(ms(5_000));
+        }
+
+        @Test
+        @DisplayName("a waiter takes the lock soon after another client releases it")
+        void waiterWakesOnRelease() throws Exception {
+            String name = unique("wait-release");
+            Lease holder = held(client().tryAcquire(name, ttl(10_000)));
+            Turnstile waiter = client();
+            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.acquire(name, ttl(10_000), ms(20_000));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            sleep(300);
+            assertThat(waiting).isNotDone();
+            long released = System.nanoTime();
+            holder.release();
+            Lease got = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(ms(2_000));
+            assertThat(got.fence()).isGreaterThan(holder.fence());
+        }
+
+        @Test
+        @DisplayName("a waiter takes the lock when the holder's lease expires")
+        void waiterWakesOnExpiry() throws Exception {
+            String name = unique("wait-expiry");
+            held(client().tryAcquire(name, ttl(500)));
+            assertThat(client().acquire(name, ttl(10_000), ms(10_000))).isPresent();
+        }
+
+        @Test
+        @DisplayName("an interrupted waiter stops waiting with InterruptedException and holds nothing")
+        void waiterInterrupted() throws Exception {
+            String name = unique("wait-interrupt");
+            Lease holder = held(client().tryAcquire(name, ttl(10_000)));
+            Turnstile waiter = client();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            CountDownLatch started = new CountDownLatch(1);
+            Thread thread = new Thread(() -> {
+                started.countDown();
+                try {
+                    waiter.acquire(name, ttl(10_000), ms(30_000));
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            thread.start();
+            started.await();
+            sleep(200);
+            thread.interrupt();
+            thread.join(ms(5_000).toMillis());
+            assertThat(thread.isAlive()).isFalse();
+            assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+            holder.release();
+            assertThat(client().tryAcquire(name, ttl(1_000))).as("the interrupted waiter took nothing").isPresent();
+        }
+    }
+
+    @Nested
+    @DisplayName("keep-alive")
+    class KeepAlive {
+
+        @Test
+        @DisplayName("a kept-alive lease outlives its TTL many times over")
+        void keepsLease() {
+            String name = unique("keep");
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(400)).keepAlive(true).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            Turnstile other = client();
+            for (int i = 0; i < 6; i++) {
+                sleep(250);
+                assertThat(other.tryAcquire(name, ttl(1_000))).as("still held after %d ms", (i + 1) * 250).isEmpty();
+            }
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lease.lost().toCompletableFuture()).isNotDone();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(other.tryAcquire(name, ttl(1_000))).isPresent();
+        }
+
+        @Test
+        @DisplayName("a kept-alive lease reports loss through lost() and onLost when it is taken over")
+        void reportsTakeover() throws Exception {
+            String name = unique("keep-lost");
+            CompletableFuture<LeaseLoss> callback = new CompletableFuture<>();
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(600)).keepAlive(true)
+                    .onLost(callback::complete).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            assertThat(client().forceRelease(name)).isTrue();
+            Lease thief = held(client().tryAcquire(name, ttl(10_000)));
+            LeaseLoss loss = lease.lost().toCompletableFuture().get(ms(3_000).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(loss.name()).isEqualTo(name);
+            assertThat(loss.fence()).isEqualTo(lease.fence()).isLessThan(thief.fence());
+            assertThat(callback.get(ms(3_000).toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(loss);
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(thief.isHeld()).isTrue();
+        }
+    }
+
+    @Nested
+    @DisplayName("unreachable store")
+    class Unavailable {
+
+        @Test
+        @DisplayName("every operation raises StoreUnavailableException, not busy")
+        void distinctError() {
+            LockStore dead = unreachableStore();
+            toClose.add(dead);
+            Turnstile t = Turnstile.builder(dead).build();
+            toClose.add(0, t);
+            String name = unique("dead");
+            assertThatThrownBy(() -> t.tryAcquire(name, ttl(1_000))).isInstanceOf(StoreUnavailableException.class);
+            assertThatThrownBy(() -> t.acquire(name, ttl(1_000), ms(100))).isInstanceOf(StoreUnavailableException.class);
+            assertThatThrownBy(t::heldLocks).isInstanceOf(StoreUnavailableException.class);
+            assertThatThrownBy(() -> dead.extend(name, "t", ms(1_000))).isInstanceOf(StoreUnavailableException.class);
+            assertThatThrownBy(() -> dead.release(name, "t", Duration.ZERO)).isInstanceOf(StoreUnavailableException.class);
+        }
+    }
+
+    @Nested
+    @DisplayName("bad input")
+    class BadInput {
+
+        @ParameterizedTest(name = "name [{0}]")
+        @ValueSource(strings = {"", " lead", "trail ", "tab\there", "nul\u0000", "line\nbreak", "del\u007f", "lone\ud800"})
+        @DisplayName("invalid names are rejected with a message and leave nothing behind")
+        void invalidNames(String name) {
+            Turnstile t = client();
+            int before = t.heldLocks().size();
+            assertThatThrownBy(() -> t.tryAcquire(name, ttl(1_000))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lock name");
+            assertThatThrownBy(() -> t.acquire(name, ttl(1_000), ms(10))).isInstanceOf(IllegalArgumentException.class);
+            assertThat(t.heldLocks()).hasSize(before);
+        }
+
+        @Test
+        @DisplayName("null and over-long names are rejected")
+        void nullAndLongNames() {
+            Turnstile t = client();
+            assertThatThrownBy(() -> t.tryAcquire(null, ttl(1_000))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("null");
+            assertThatThrownBy(() -> t.tryAcquire("x".repeat(256), ttl(1_000))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("255");
+            assertThat(t.tryAcquire(unique("y".repeat(240)), ttl(1_000))).as("a 249-character name works").isPresent();
+        }
+
+        @Test
+        @DisplayName("bad durations are rejected with the field named")
+        void badDurations() throws Exception {
+            assertThatThrownBy(() -> LockOptions.lockAtMostFor(Duration.ZERO)).hasMessageContaining("lockAtMostFor");
+            assertThatThrownBy(() -> LockOptions.lockAtMostFor(Duration.ofSeconds(-1))).hasMessageContaining("positive");
+            assertThatThrownBy(() -> LockOptions.lockAtMostFor(Duration.ofDays(400))).hasMessageContaining("limit");
+            assertThatThrownBy(() -> LockOptions.builder().lockAtMostFor(Duration.ofSeconds(1))
+                    .lockAtLeastFor(Duration.ofSeconds(2)).build()).hasMessageContaining("lockAtLeastFor")
+                    .hasMessageContaining("longer than lockAtMostFor");
+            Turnstile t = client();
+            String name = unique("neg-wait");
+            assertThatThrownBy(() -> t.acquire(name, ttl(1_000), Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxWait");
+            assertThat(t.heldLocks()).extracting(LockInfo::name).doesNotContain(name);
+        }
+
+        @Test
+        @DisplayName("names with quotes, wildcards, SQL and unicode are stored literally and stay distinct")
+        void literalNames() {
+            Turnstile t = client();
+            String tag = UUID.randomUUID().toString().substring(0, 6);
+            List<String> names = List.of("q'uote" + tag, "d\"q" + tag, "pct%" + tag, "pct_" + tag, "semi;DROP TABLE x;--" + tag,
+                    "ünï©ødé-日本-" + tag, "emoji-\ud83d\ude80-" + tag, "Case" + tag, "case" + tag, "back\\slash" + tag,
+                    "{braces}*?[glob]" + tag);
+            List<Lease> leases = new ArrayList<>();
+            for (String n : names) {
+                leases.add(held(t.tryAcquire(n, ttl(10_000))));
+            }
+            assertThat(t.heldLocks()).extracting(LockInfo::name).containsAll(names);
+            assertThat(client().tryAcquire("pct%" + tag, ttl(1_000))).isEmpty();
+            assertThat(client().tryAcquire("pct" + tag, ttl(1_000))).as("no wildcard matching").isPresent();
+            leases.forEach(Lease::release);
+        }
+
+        @Test
+        @DisplayName("tokens are compared exactly: a prefix or another token neither takes nor frees the lock")
+        void rawTokensAreCompared() {
+            String name = unique("raw");
+            LockStore raw = store();
+            assertThat(raw.tryAcquire(new AcquireRequest(name, "me", "token-1", ms(10_000)))).isPresent();
+            assertThat(raw.tryAcquire(new AcquireRequest(name, "me", "token-2", ms(10_000))))
+                    .as("same owner, new token: still busy, acquire is not keyed by owner").isEmpty();
+            assertThat(raw.release(name, "token-", Duration.ZERO)).as("prefix of the token").isFalse();
+            assertThat(raw.release(name, "TOKEN-1", Duration.ZERO)).as("other case").isFalse();
+            assertThat(raw.release(name, "token-1", Duration.ZERO)).isTrue();
+        }
+    }
+}
