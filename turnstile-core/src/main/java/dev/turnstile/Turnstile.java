@@ -58,6 +58,19 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /**
+     * Checks a lock name the way every acquire does, so that a caller (a CLI, a scheduler) can
+     * reject bad input before it touches anything.
+     *
+     * @param name the lock name
+     * @return the name
+     * @throws IllegalArgumentException if the name is null, empty, longer than 255 characters, has
+     *     control characters or lone surrogates, or starts or ends with white space
+     */
+    public static String checkLockName(String name) {
+        return Validation.lockName(name);
+    }
+
+    /**
      * Returns the owner identity stored with every lease this client takes.
      *
      * @return the owner

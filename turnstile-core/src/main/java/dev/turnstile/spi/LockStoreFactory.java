@@ -47,4 +47,14 @@ public interface LockStoreFactory {
     default String schema(String url) {
         return "";
     }
+
+    /**
+     * Creates what the store needs (the DDL of {@link #schema}), idempotently. Stores that need
+     * nothing do nothing.
+     *
+     * @param url a store URL whose scheme this factory supports
+     * @throws IllegalArgumentException if the URL is malformed
+     * @throws dev.turnstile.StoreUnavailableException if the store cannot be reached or refuses
+     */
+    default void applySchema(String url) {}
 }

@@ -51,11 +51,23 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
     }
 
     @Override
+    public void applySchema(String url) {
+        try (JdbcLockStore store = open(url, true)) {
+            store.dialect(); // first use runs CREATE TABLE IF NOT EXISTS
+        }
+    }
+
+    @Override
     public LockStore open(String url) {
+        return open(url, null);
+    }
+
+    private JdbcLockStore open(String url, Boolean forceCreate) {
         Parsed p = parse(url);
         String table = p.options.getOrDefault("table", Dialect.DEFAULT_TABLE);
         boolean embedded = p.dialect == SqlDialect.SQLITE || p.dialect == SqlDialect.H2;
-        boolean create = bool("createTable", p.options.getOrDefault("createTable", Boolean.toString(embedded)));
+        boolean create = forceCreate != null ? forceCreate
+                : bool("createTable", p.options.getOrDefault("createTable", Boolean.toString(embedded)));
         int poolSize = integer("poolSize", p.options.getOrDefault("poolSize", "4"), 1, 100);
         int connectTimeout = integer("connectTimeout", p.options.getOrDefault("connectTimeout", "5000"), 250, 600_000);
 

@@ -1,0 +1,23 @@
+package dev.turnstile.cli;
+
+/** The exit codes of {@code turnstile}, from {@code sysexits.h} where one fits. */
+final class ExitCodes {
+    /** The command ran and exited 0, or a subcommand succeeded. */
+    static final int OK = 0;
+    /** {@code release --force}: the lock was not held. */
+    static final int NOT_HELD = 1;
+    /** EX_USAGE: bad arguments, bad store URL, bad lock name or duration. */
+    static final int USAGE = 64;
+    /** EX_UNAVAILABLE: the store cannot be reached, refuses the credentials or lacks the table. */
+    static final int UNAVAILABLE = 69;
+    /** EX_SOFTWARE: the lease was lost while the command ran, so the command was stopped. */
+    static final int LEASE_LOST = 70;
+    /** EX_TEMPFAIL: the lock was busy (default of {@code --busy-exit}). */
+    static final int BUSY = 75;
+    /** The command exists but cannot be executed (shell convention). */
+    static final int NOT_EXECUTABLE = 126;
+    /** The command was not found (shell convention). */
+    static final int NOT_FOUND = 127;
+
+    private ExitCodes() {}
+}

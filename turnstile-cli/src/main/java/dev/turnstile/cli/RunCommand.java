@@ -1,0 +1,140 @@
+package dev.turnstile.cli;
+
+import dev.turnstile.Lease;
+import dev.turnstile.LockInfo;
+import dev.turnstile.LockOptions;
+import dev.turnstile.ReleaseOutcome;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.LockStore;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code turnstile run --lock NAME -- CMD…}: a distributed flock. */
+@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Run a command while holding a lock, so that it runs in one place at a time.",
+                "The lease is renewed every TTL/3 while the command runs. The command gets TURNSTILE_LOCK, "
+                        + "TURNSTILE_FENCE and TURNSTILE_TOKEN in its environment (TURNSTILE_STORE is removed). "
+                        + "If the lease is lost the command gets SIGTERM, then SIGKILL after --grace, and turnstile "
+                        + "exits 70. SIGINT, SIGTERM and SIGHUP are forwarded to the command.",
+                "Exit: the command's own code; 75 busy (--busy-exit); 69 store unavailable; 64 usage; "
+                        + "70 lease lost; 127 command not found."})
+final class RunCommand implements Callable<Integer> {
+    @ParentCommand TurnstileCommand top;
+    @Spec CommandSpec spec;
+    @Mixin StoreOption store = new StoreOption();
+
+    @Option(names = "--lock", required = true, paramLabel = "NAME", description = "The lock name.")
+    String lock;
+
+    @Option(names = "--ttl", defaultValue = "5m", paramLabel = "DURATION",
+            description = "Lease time to live (lockAtMostFor); a crashed holder frees the lock after this. Default: ${DEFAULT-VALUE}.")
+    Duration ttl;
+
+    @Option(names = "--at-least", defaultValue = "0s", paramLabel = "DURATION",
+            description = "Hold the lock at least this long from the start (lockAtLeastFor), even if the command ends sooner. Default: ${DEFAULT-VALUE}.")
+    Duration atLeast;
+
+    @Option(names = "--wait", defaultValue = "0s", paramLabel = "DURATION",
+            description = "Wait up to this long for a busy lock. Default: ${DEFAULT-VALUE} (one try).")
+    Duration wait;
+
+    @Option(names = "--busy-exit", defaultValue = "75", paramLabel = "CODE",
+            description = "Exit code when the lock stays busy, 0-255. Default: ${DEFAULT-VALUE} (EX_TEMPFAIL).")
+    int busyExit;
+
+    @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
+            description = "After a lost lease, time between SIGTERM and SIGKILL. Default: ${DEFAULT-VALUE}.")
+    Duration grace;
+
+    @Option(names = "--verbose", description = "Log debug details to stderr.")
+    boolean verbose;
+
+    @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
+    List<String> command;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        CommandLine cl = spec.commandLine();
+        if (!cl.getParseResult().originalArgs().contains("--")) {
+            throw new CommandLine.ParameterException(cl, "put -- before the command: turnstile run --lock NAME -- CMD [ARGS...]");
+        }
+        if (command == null || command.isEmpty()) {
+            throw new CommandLine.ParameterException(cl, "give the command to run after --");
+        }
+        if (busyExit < 0 || busyExit > 255) {
+            throw new CommandLine.ParameterException(cl, "--busy-exit " + busyExit + " is not an exit code: give 0 to 255");
+        }
+        if (wait.isNegative() || grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0
+                || wait.compareTo(LockOptions.MAX_DURATION) > 0) {
+            throw new CommandLine.ParameterException(cl, "--wait and --grace must not be negative (and --grace at most 1h)");
+        }
+        Turnstile.checkLockName(lock);
+        ChildSupervisor supervisor = new ChildSupervisor(grace, top.err());
+        LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
+                .onLost(supervisor::leaseLost).build();
+
+        try (LockStore s = store.open(top); Turnstile turnstile = Turnstile.builder(s).build()) {
+            Optional<Lease> acquired = wait.isZero() ? turnstile.tryAcquire(lock, options)
+                    : turnstile.acquire(lock, options, wait);
+            if (acquired.isEmpty()) {
+                reportBusy(s);
+                return busyExit;
+            }
+            Lease lease = acquired.get();
+            int code = supervisor.run(command, Map.of("TURNSTILE_LOCK", lock,
+                    "TURNSTILE_FENCE", Long.toString(lease.fence()), "TURNSTILE_TOKEN", lease.token()),
+                    List.of("TURNSTILE_STORE"));
+            release(lease);
+            return code;
+        }
+    }
+
+    private void reportBusy(LockStore s) {
+        PrintWriter err = top.err();
+        String holder = "";
+        try {
+            holder = s.heldLocks().stream().filter(l -> l.name().equals(lock)).findFirst()
+                    .map(RunCommand::describe).orElse("");
+        } catch (StoreUnavailableException ignored) {
+            // the holder is a nicety; the answer is "busy" either way
+        }
+        if (verbose || !holder.isEmpty()) {
+            err.println("turnstile: lock '" + lock + "' is busy" + holder);
+        } else {
+            err.println("turnstile: lock '" + lock + "' is busy");
+        }
+        err.flush();
+    }
+
+    private static String describe(LockInfo l) {
+        return ": held by " + l.owner() + " (fence " + l.fence() + ") until " + l.expiresAt().truncatedTo(ChronoUnit.MILLIS);
+    }
+
+    private void release(Lease lease) {
+        PrintWriter err = top.err();
+        try {
+            ReleaseOutcome outcome = lease.release();
+            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
+                err.println("turnstile: warning: the lease on '" + lock + "' was no longer held at the end (" + outcome + ")");
+            }
+        } catch (StoreUnavailableException e) {
+            err.println("turnstile: warning: could not release '" + lock + "' (" + e.getMessage()
+                    + "); it frees itself when its TTL passes");
+        }
+        err.flush();
+    }
+}

@@ -1,0 +1,118 @@
+package dev.turnstile.cli;
+
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.StoreUrls;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code turnstile}: the command-line tool. Subcommands: run, locks, release, schema. */
+@Command(name = "turnstile", mixinStandardHelpOptions = true, versionProvider = TurnstileCommand.Version.class,
+        description = "Distributed locks for cron and scripts: run a command in exactly one place at a time.",
+        subcommands = {RunCommand.class, LocksCommand.class, ReleaseCommand.class, SchemaCommand.class},
+        footerHeading = "%nExit codes:%n",
+        footer = {"  0    the command ran and exited 0 (run), or the subcommand succeeded",
+                "  N    the command's own exit code (run)",
+                "  1    release --force: the lock was not held",
+                "  64   usage error: bad flag, lock name, duration or store URL",
+                "  69   store unavailable: unreachable, wrong credentials, or lock table missing",
+                "  70   the lease was lost while the command ran; the command was stopped",
+                "  75   the lock was busy (run; change with --busy-exit)",
+                "  126  the command cannot be executed; 127 the command was not found"})
+public final class TurnstileCommand implements Runnable {
+    private final Map<String, String> env;
+    private PrintWriter err;
+
+    TurnstileCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    /**
+     * Runs the tool and exits with its exit code.
+     *
+     * @param args the command line
+     */
+    public static void main(String[] args) {
+        configureLogging(args);
+        System.exit(execute(System.getenv(), args));
+    }
+
+    /** Runs the tool with the given environment and returns the exit code (for tests and main). */
+    static int execute(Map<String, String> env, String... args) {
+        return commandLine(new TurnstileCommand(env)).execute(args);
+    }
+
+    static CommandLine commandLine(TurnstileCommand top) {
+        CommandLine cl = new CommandLine(top);
+        top.err = cl.getErr();
+        cl.registerConverter(java.time.Duration.class, new DurationConverter());
+        cl.setParameterExceptionHandler((ex, args) -> {
+            CommandLine c = ex.getCommandLine();
+            c.getErr().println("turnstile: " + ex.getMessage());
+            c.getErr().println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
+            return ExitCodes.USAGE;
+        });
+        cl.setExecutionExceptionHandler((ex, c, parseResult) -> {
+            PrintWriter e = c.getErr();
+            if (ex instanceof IllegalArgumentException) {
+                e.println("turnstile: " + ex.getMessage());
+                return ExitCodes.USAGE;
+            }
+            if (ex instanceof StoreUnavailableException) {
+                e.println("turnstile: store unavailable: " + ex.getMessage());
+                return ExitCodes.UNAVAILABLE;
+            }
+            if (ex instanceof UncheckedIOException) {
+                e.println("turnstile: " + ex.getMessage() + ": " + ex.getCause().getMessage());
+                return ExitCodes.UNAVAILABLE;
+            }
+            e.println("turnstile: unexpected error: " + StoreUrls.redact(String.valueOf(ex)));
+            ex.printStackTrace(e);
+            return ExitCodes.LEASE_LOST;
+        });
+        return cl;
+    }
+
+    Map<String, String> env() {
+        return env;
+    }
+
+    PrintWriter err() {
+        return err;
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(new CommandLine(this), "give a subcommand: run, locks, release or schema");
+    }
+
+    /**
+     * SLF4J Simple reads its settings once, so they are set before any logger exists: warnings
+     * to stderr, the acquire error that the CLI reports itself turned off, and debug with
+     * {@code --verbose}.
+     */
+    private static void configureLogging(String[] args) {
+        boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.setProperty("org.slf4j.simpleLogger.showThreadName", "false");
+        System.setProperty("org.slf4j.simpleLogger.showLogName", "false");
+        System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "true");
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
+        System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile", verbose ? "debug" : "warn");
+        if (!verbose) {
+            System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.Turnstile", "off");
+        }
+    }
+
+    /** Prints the version from the jar's manifest. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = TurnstileCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"turnstile " + (v != null ? v : "0.1.0-SNAPSHOT")};
+        }
+    }
+}
