@@ -20,12 +20,14 @@ final class ChildSupervisor {
 
     private final Duration grace;
     private final PrintWriter err;
+    private final boolean forwardSignals;
     private final AtomicReference<LeaseLoss> lost = new AtomicReference<>();
     private volatile Process process;
 
-    ChildSupervisor(Duration grace, PrintWriter err) {
+    ChildSupervisor(Duration grace, PrintWriter err, boolean forwardSignals) {
         this.grace = grace;
         this.err = err;
+        this.forwardSignals = forwardSignals;
     }
 
     /** Called on a Turnstile thread when the lease can no longer be proven held. */
@@ -60,7 +62,9 @@ final class ChildSupervisor {
             return notFound ? ExitCodes.NOT_FOUND : ExitCodes.NOT_EXECUTABLE;
         }
         process = p;
-        forwardSignals(p);
+        if (forwardSignals) {
+            forwardSignals(p);
+        }
         LeaseLoss early = lost.get();
         if (early != null) {
             stop(p, early);

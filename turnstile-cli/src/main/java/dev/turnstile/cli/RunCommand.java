@@ -83,7 +83,7 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(cl, "--wait and --grace must not be negative (and --grace at most 1h)");
         }
         Turnstile.checkLockName(lock);
-        ChildSupervisor supervisor = new ChildSupervisor(grace, top.err());
+        ChildSupervisor supervisor = new ChildSupervisor(grace, spec.commandLine().getErr(), top.forwardSignals());
         LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
                 .onLost(supervisor::leaseLost).build();
 
@@ -104,7 +104,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private void reportBusy(LockStore s) {
-        PrintWriter err = top.err();
+        PrintWriter err = spec.commandLine().getErr();
         String holder = "";
         try {
             holder = s.heldLocks().stream().filter(l -> l.name().equals(lock)).findFirst()
@@ -125,7 +125,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private void release(Lease lease) {
-        PrintWriter err = top.err();
+        PrintWriter err = spec.commandLine().getErr();
         try {
             ReleaseOutcome outcome = lease.release();
             if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {

@@ -37,8 +37,8 @@ final class SchemaCommand implements Callable<Integer> {
                 store.open(top).close();
             }
             factory.applySchema(url);
-            top.err().println("turnstile: schema applied");
-            top.err().flush();
+            spec.commandLine().getErr().println("turnstile: schema applied");
+            spec.commandLine().getErr().flush();
         }
         return ExitCodes.OK;
     }

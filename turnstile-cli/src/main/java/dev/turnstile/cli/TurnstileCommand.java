@@ -21,12 +21,13 @@ import picocli.CommandLine.Command;
                 "  70   the lease was lost while the command ran; the command was stopped",
                 "  75   the lock was busy (run; change with --busy-exit)",
                 "  126  the command cannot be executed; 127 the command was not found"})
-public final class TurnstileCommand implements Runnable {
+public final class TurnstileCommand implements java.util.concurrent.Callable<Integer> {
     private final Map<String, String> env;
-    private PrintWriter err;
+    private final boolean forwardSignals;
 
-    TurnstileCommand(Map<String, String> env) {
+    TurnstileCommand(Map<String, String> env, boolean forwardSignals) {
         this.env = env;
+        this.forwardSignals = forwardSignals;
     }
 
     /**
@@ -36,17 +37,25 @@ public final class TurnstileCommand implements Runnable {
      */
     public static void main(String[] args) {
         configureLogging(args);
-        System.exit(execute(System.getenv(), args));
+        System.exit(commandLine(new TurnstileCommand(System.getenv(), true)).execute(args));
     }
 
-    /** Runs the tool with the given environment and returns the exit code (for tests and main). */
-    static int execute(Map<String, String> env, String... args) {
-        return commandLine(new TurnstileCommand(env)).execute(args);
+    /**
+     * Runs the tool in this JVM, for tests: the given environment, captured output, and no signal
+     * handlers installed.
+     */
+    static int execute(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cl = commandLine(new TurnstileCommand(env, false));
+        cl.setOut(out);
+        cl.setErr(err);
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
     }
 
     static CommandLine commandLine(TurnstileCommand top) {
         CommandLine cl = new CommandLine(top);
-        top.err = cl.getErr();
         cl.registerConverter(java.time.Duration.class, new DurationConverter());
         cl.setParameterExceptionHandler((ex, args) -> {
             CommandLine c = ex.getCommandLine();
@@ -79,13 +88,19 @@ public final class TurnstileCommand implements Runnable {
         return env;
     }
 
-    PrintWriter err() {
-        return err;
+    boolean forwardSignals() {
+        return forwardSignals;
     }
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
-    public void run() {
-        throw new CommandLine.ParameterException(new CommandLine(this), "give a subcommand: run, locks, release or schema");
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("turnstile: give a subcommand: run, locks, release or schema");
+        spec.commandLine().usage(err);
+        return ExitCodes.USAGE;
     }
 
     /**

@@ -30,7 +30,9 @@ import java.util.regex.Pattern;
  * so several processes on one host can share the file.
  */
 public final class JdbcLockStoreFactory implements LockStoreFactory {
-    private static final Pattern OPTION = Pattern.compile("([?&;])turnstile\\.([A-Za-z]+)=([^&;#]*)");
+    /** Options ride as query parameters ({@code ?a=b&c=d}), or as H2-style settings ({@code ;a=b}). */
+    private static final Pattern OPTION = Pattern.compile("([?&])turnstile\\.([A-Za-z]+)=([^&#]*)");
+    private static final Pattern H2_OPTION = Pattern.compile("(;)turnstile\\.([A-Za-z]+)=([^;#]*)");
     private static final Set<String> KNOWN = Set.of("table", "createTable", "poolSize", "connectTimeout");
 
     @Override
@@ -100,7 +102,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
     private static Parsed parse(String url) {
         SqlDialect dialect = SqlDialect.fromJdbcUrl(url);
         Map<String, String> options = new LinkedHashMap<>();
-        Matcher m = OPTION.matcher(url);
+        Matcher m = (dialect == SqlDialect.H2 ? H2_OPTION : OPTION).matcher(url);
         StringBuilder rest = new StringBuilder();
         while (m.find()) {
             String key = m.group(2);

@@ -1,0 +1,62 @@
+package dev.turnstile.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Runs the CLI in this JVM or in a child JVM, with its state directory in a temporary folder. */
+final class Cli {
+    final Path stateHome;
+
+    Cli(Path stateHome) {
+        this.stateHome = stateHome;
+    }
+
+    record Result(int code, String out, String err) {
+        String all() {
+            return out + err;
+        }
+    }
+
+    Map<String, String> env() {
+        Map<String, String> env = new HashMap<>();
+        env.put("XDG_STATE_HOME", stateHome.toString());
+        env.put("HOME", stateHome.toString());
+        return env;
+    }
+
+    Path embeddedDb() {
+        return stateHome.resolve("turnstile").resolve("locks.db");
+    }
+
+    String embeddedUrl() {
+        return "jdbc:sqlite:" + embeddedDb();
+    }
+
+    Result run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = TurnstileCommand.execute(env(), new PrintWriter(out), new PrintWriter(err), args);
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    /** Starts the CLI as its own JVM (what cron runs), output to files in the state directory. */
+    Process spawn(Map<String, String> extraEnv, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                TurnstileCommand.class.getName()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env());
+        pb.environment().remove("TURNSTILE_STORE");
+        pb.environment().putAll(extraEnv);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(stateHome.resolve("spawned.log").toFile()));
+        return pb.start();
+    }
+}
