@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Makes sure what the tests need is installed and running: a JDK and Maven, PostgreSQL on
+# 127.0.0.1:5432 (trust auth, database "test"), MariaDB on 127.0.0.1:3306 (root, empty password,
+# database "test"). Starts a stopped server; installs a missing one with apt-get (as root).
+# Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
+# the tests never skip a missing server.
+set -euo pipefail
+
+say() { echo "services: $*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then as_root apt-get update -qq >/dev/null; apt_updated=1; fi
+  say "installing $*"
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+wait_for() { # wait_for SECONDS COMMAND...
+  local n=$(( $1 * 5 )); shift
+  for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+
+# --- toolchain -------------------------------------------------------------------------------
+command -v javac >/dev/null || apt_install openjdk-17-jdk-headless
+command -v mvn >/dev/null || apt_install maven
+
+# --- PostgreSQL --------------------------------------------------------------------------------
+pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
+pg_sql() { psql -h 127.0.0.1 -U postgres -d postgres -tAc "$1"; }
+if ! command -v pg_isready >/dev/null || ! pg_up; then
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    apt_install postgresql
+    hba=$(ls /etc/postgresql/*/main/pg_hba.conf | head -1)
+    # Test servers only: trust local TCP connections, as the machine's own server does.
+    as_root sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+    as_root sed -i -E 's/^(local\s+all\s+(postgres|all)\s+)peer/\1trust/' "$hba"
+  fi
+  say "starting PostgreSQL"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+  wait_for 30 pg_up || { say "PostgreSQL did not come up on 127.0.0.1:5432"; exit 1; }
+fi
+pg_sql "select 1" >/dev/null || { say "cannot log in to PostgreSQL as postgres on 127.0.0.1 (trust auth expected)"; exit 1; }
+[ "$(pg_sql "select 1 from pg_database where datname = 'test'")" = 1 ] || pg_sql "create database test" >/dev/null
+
+# --- MariaDB -----------------------------------------------------------------------------------
+maria() { mariadb -uroot -h127.0.0.1 -P3306 "$@"; }
+maria_up() { maria -e "select 1"; }
+if ! command -v mariadb >/dev/null || ! maria_up >/dev/null 2>&1; then
+  [ -x /usr/sbin/mariadbd ] || apt_install mariadb-server
+  say "starting MariaDB"
+  as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
+  as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd || true
+  if ! wait_for 30 maria_up; then
+    # A fresh install lets root in through the socket only: allow an empty password on TCP.
+    as_root mariadb -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD(''); FLUSH PRIVILEGES;" 2>/dev/null || true
+    wait_for 10 maria_up || { say "MariaDB did not accept root on 127.0.0.1:3306"; exit 1; }
+  fi
+fi
+maria -e "create database if not exists test" >/dev/null
