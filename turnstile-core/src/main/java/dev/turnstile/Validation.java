@@ -97,7 +97,17 @@ final class Validation {
         return d;
     }
 
+    /** 500ms, 30s, 1h30m: the same forms the CLI accepts. */
     static String show(Duration d) {
+        if (d.isNegative()) {
+            return "-" + show(d.negated());
+        }
+        if (d.toNanos() % 1_000_000 != 0 || d.isZero()) {
+            return d.toNanos() % 1_000_000 == 0 ? "0s" : d.toNanos() + "ns";
+        }
+        if (d.toMillis() < 1000 || d.toMillis() % 1000 != 0) {
+            return d.toMillis() + "ms";
+        }
         return d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
     }
 }

@@ -1,0 +1,200 @@
+package dev.turnstile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.StoreUrls;
+import dev.turnstile.testing.InMemoryLockStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Client behaviour that needs a store to misbehave on cue; the store contract itself is in the testkit. */
+class TurnstileTest {
+
+    /** Delegates to an in-memory store and fails on demand, like a store that became unreachable. */
+    static final class FlakyStore implements LockStore {
+        final InMemoryLockStore inner = new InMemoryLockStore();
+        final AtomicBoolean down = new AtomicBoolean();
+        final AtomicBoolean failAfterAcquire = new AtomicBoolean();
+        final AtomicInteger releases = new AtomicInteger();
+
+        private void check() {
+            if (down.get()) {
+                throw new StoreUnavailableException("store is down", null);
+            }
+        }
+
+        @Override
+        public Optional<Grant> tryAcquire(AcquireRequest r) {
+            check();
+            Optional<Grant> g = inner.tryAcquire(r);
+            if (failAfterAcquire.get()) {
+                throw new StoreUnavailableException("timed out after sending", null);
+            }
+            return g;
+        }
+
+        @Override public boolean extend(String n, String t, Duration ttl) { check(); return inner.extend(n, t, ttl); }
+
+        @Override
+        public boolean release(String n, String t, Duration atLeast) {
+            releases.incrementAndGet();
+            check();
+            return inner.release(n, t, atLeast);
+        }
+
+        @Override public List<LockInfo> heldLocks() { check(); return inner.heldLocks(); }
+        @Override public boolean forceRelease(String n) { check(); return inner.forceRelease(n); }
+        @Override public String description() { return "flaky"; }
+    }
+
+    @Test
+    void keepAliveReportsLossAtTheLocalDeadlineWhenTheStoreGoesAway() throws Exception {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> told = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("job", LockOptions.builder().lockAtMostFor(Duration.ofMillis(600))
+                    .keepAlive(true).onLost(told::complete).build()).orElseThrow();
+            Thread.sleep(300); // at least one renewal confirmed
+            long down = System.nanoTime();
+            store.down.set(true);
+            LeaseLoss loss = lease.lost().toCompletableFuture().get(3, TimeUnit.SECONDS);
+            Duration detectedAfter = Duration.ofNanos(System.nanoTime() - down);
+            assertThat(detectedAfter).as("no later than the TTL after the last renewal").isLessThan(Duration.ofMillis(600));
+            assertThat(loss.reason()).contains("deadline");
+            assertThat(told.get(1, TimeUnit.SECONDS)).isEqualTo(loss);
+            assertThat(lease.isHeld()).isFalse();
+            assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(1))).isInstanceOf(LeaseLostException.class);
+        }
+    }
+
+    @Test
+    void keepAliveSurvivesATransientStoreFailure() throws Exception {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.tryAcquire("job", LockOptions.builder().lockAtMostFor(Duration.ofMillis(900))
+                    .keepAlive(true).build()).orElseThrow();
+            store.down.set(true);
+            Thread.sleep(350); // one renewal fails
+            store.down.set(false);
+            Thread.sleep(1200);
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lease.lost().toCompletableFuture()).isNotDone();
+        }
+    }
+
+    @Test
+    void anAmbiguousAcquireIsReportedAsAFailureAndItsTokenReleased() {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            store.failAfterAcquire.set(true);
+            assertThatThrownBy(() -> t.tryAcquire("job")).isInstanceOf(StoreUnavailableException.class);
+            store.failAfterAcquire.set(false);
+            assertThat(t.tryAcquire("job")).as("the committed acquire was undone").isPresent();
+        }
+    }
+
+    @Test
+    void aReleaseThatFailsCanBeRetriedAndThenIsIdempotent() {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.tryAcquire("job").orElseThrow();
+            store.down.set(true);
+            assertThatThrownBy(lease::release).isInstanceOf(StoreUnavailableException.class);
+            store.down.set(false);
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            int calls = store.releases.get();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(store.releases.get()).as("second release does not touch the store").isEqualTo(calls);
+        }
+    }
+
+    @Test
+    void closeReleasesHeldLeasesAndRefusesNewAcquires() {
+        InMemoryLockStore store = new InMemoryLockStore();
+        Turnstile t = Turnstile.builder(store).build();
+        t.tryAcquire("a").orElseThrow();
+        t.tryAcquire("b", LockOptions.builder().keepAlive(true).build()).orElseThrow();
+        t.close();
+        assertThat(store.heldLocks()).isEmpty();
+        assertThatThrownBy(() -> t.tryAcquire("c")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void aWaiterInTheSameJvmIsWokenByTheReleaseNotByItsPoll() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease holder = t.tryAcquire("job").orElseThrow();
+            CompletableFuture<Optional<Lease>> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return t.acquire("job", LockOptions.defaults(), Duration.ofSeconds(30));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(200);
+            long released = System.nanoTime();
+            holder.release();
+            assertThat(waiter.get(3, TimeUnit.SECONDS)).isPresent();
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(1));
+        }
+    }
+
+    @Test
+    void aReentrantAcquireOnALostOuterLeaseThrows() throws Exception {
+        try (Turnstile t = Turnstile.builder(new InMemoryLockStore()).build()) {
+            LockOptions options = LockOptions.builder().lockAtMostFor(Duration.ofMillis(50)).reentrant().build();
+            t.tryAcquire("job", options).orElseThrow();
+            Thread.sleep(100);
+            assertThatThrownBy(() -> t.tryAcquire("job", options)).isInstanceOf(LeaseLostException.class);
+        }
+    }
+
+    @Test
+    void optionsRejectBadValuesWithTheFieldNamed() {
+        assertThatThrownBy(() -> LockOptions.builder().lockAtMostFor(Duration.ofSeconds(3)).keepAlive(Duration.ofSeconds(3)).build())
+                .hasMessageContaining("keepAlive interval").hasMessageContaining("shorter than lockAtMostFor");
+        assertThatThrownBy(() -> LockOptions.lockAtMostFor(Duration.ofMillis(5))).hasMessageContaining("at least 10ms");
+        assertThatThrownBy(() -> LockOptions.lockAtMostFor(null)).hasMessageContaining("null");
+        assertThatThrownBy(() -> LockOptions.builder().lockAtLeastFor(Duration.ofSeconds(-1))).hasMessageContaining("negative");
+        assertThatThrownBy(() -> Turnstile.builder(new InMemoryLockStore()).owner("bad\u0001owner"))
+                .hasMessageContaining("control character");
+        assertThatThrownBy(() -> Turnstile.builder(new InMemoryLockStore()).pollInterval(Duration.ZERO, Duration.ofSeconds(1)))
+                .hasMessageContaining("poll interval");
+    }
+
+    @Test
+    void defaultOwnersDifferBetweenClientsOfOneProcess() {
+        String a = Turnstile.builder(new InMemoryLockStore()).build().owner();
+        String b = Turnstile.builder(new InMemoryLockStore()).build().owner();
+        assertThat(a).isNotEqualTo(b).contains(":" + ProcessHandle.current().pid() + ":");
+    }
+
+    @Test
+    void backoffGrowsWithTheWaitWithinItsBounds() {
+        Backoff b = new Backoff(Duration.ofMillis(2), Duration.ofSeconds(1));
+        for (int i = 0; i < 1000; i++) {
+            assertThat(b.nextDelayNanos(0)).isBetween(1_000_000L, 2_000_000L);
+            assertThat(b.nextDelayNanos(Duration.ofSeconds(1).toNanos())).isBetween(50_000_000L, 100_000_000L);
+            assertThat(b.nextDelayNanos(Duration.ofHours(1).toNanos())).isBetween(500_000_000L, 1_000_000_000L);
+        }
+    }
+
+    @Test
+    void urlsAreRedacted() {
+        assertThat(StoreUrls.redact("jdbc:mysql://root:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://root:***@h:3306/db");
+        assertThat(StoreUrls.redact("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true"))
+                .isEqualTo("jdbc:postgresql://h/db?user=u&password=***&ssl=true");
+        assertThat(StoreUrls.redact("redis://:s3cret@h:6379/0")).doesNotContain("s3cret");
+        assertThat(StoreUrls.redact("jdbc:h2:tcp://h/x;PASSWORD=s3cret")).doesNotContain("s3cret");
+    }
+}
