@@ -3,6 +3,7 @@ package dev.turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,9 +145,9 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /**
-     * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters in this process
-     * are woken by releases in this process; otherwise it polls with a backoff that grows with the
-     * time waited, with jitter.
+     * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters are woken by
+     * releases in this process and, on stores that can notify, by releases anywhere; besides, they
+     * poll with a backoff that grows with the time waited, with jitter.
      *
      * @param name the lock name
      * @param options how to hold it
@@ -162,7 +163,7 @@ public final class Turnstile implements AutoCloseable {
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
-        try {
+        try (ReleaseWatch watch = store.watchReleases(name, () -> waitRooms.signal(name))) {
             while (true) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
