@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs Turnstile's side-by-side benchmarks: acquire+release against the raw SQL floor, ShedLock and
+# Spring Integration (PostgreSQL and SQLite), then the cross-process hand-off (PostgreSQL).
+# Needs PostgreSQL at 127.0.0.1:5432, database test, user postgres (trust), unless --pg-url says otherwise.
+#
+# usage: turnstile-bench/run.sh [--slices N] [--slice-ms MS] [--warmup-ms MS] [--threads 1,8]
+#          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
+#          [--pg-url JDBC_URL] [--report FILE] [--append] [--only acquire|handoff] [--rebuild|--no-build]
+# Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
+# warm-up, hand-off 2 rounds of 10 s with 4 JVMs; results in turnstile-bench/target/bench-results.md.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+module="$root/turnstile-bench"
+cd "$root"
+
+props=()
+only=all
+build=auto
+append=0
+report="$module/target/bench-results.md"
+while (($#)); do
+  case "$1" in
+    --slices) props+=("-Dbench.slices=$2"); shift 2 ;;
+    --slice-ms) props+=("-Dbench.sliceMs=$2"); shift 2 ;;
+    --warmup-ms) props+=("-Dbench.warmupMs=$2"); shift 2 ;;
+    --threads) props+=("-Dbench.threads=$2"); shift 2 ;;
+    --dbs) props+=("-Dbench.dbs=$2"); shift 2 ;;
+    --handoff-seconds) props+=("-Dbench.handoffSeconds=$2"); shift 2 ;;
+    --handoff-rounds) props+=("-Dbench.handoffRounds=$2"); shift 2 ;;
+    --handoff-processes) props+=("-Dbench.handoffProcesses=$2"); shift 2 ;;
+    --pg-url) props+=("-Dbench.pgUrl=$2"); shift 2 ;;
+    --report) report="$(realpath -m "$2")"; shift 2 ;;
+    --append) append=1; shift ;;
+    --only) only="$2"; shift 2 ;;
+    --rebuild) build=always; shift ;;
+    --no-build) build=never; shift ;;
+    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+case "$only" in all | acquire | handoff) ;; *) echo "run.sh: --only takes acquire or handoff" >&2; exit 2 ;; esac
+
+# Build when asked, or when the class path file is missing or older than the module's sources.
+cp_file="$module/target/classpath.txt"
+if [[ $build == always ]] || { [[ $build == auto ]] && { [[ ! -f $cp_file ]] ||
+    [[ -n $(find "$module/src" "$module/pom.xml" -newer "$cp_file" -print -quit) ]]; }; }; then
+  mvn -q -B -pl turnstile-bench -am package -DskipTests
+fi
+[[ -f $cp_file ]] || { echo "run.sh: $cp_file is missing: run without --no-build" >&2; exit 1; }
+cp="$module/target/classes:$(cat "$cp_file")"
+
+# One report per run unless --append: the benchmarks append their sections to it.
+mkdir -p "$(dirname "$report")"
+((append)) || : >"$report"
+props+=("-Dbench.report=$report")
+
+read -r -a java_opts <<<"${JAVA_OPTS:-}"
+if [[ $only != handoff ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.AcquireReleaseBench
+fi
+if [[ $only != acquire ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench
+fi
+echo "results: $report"

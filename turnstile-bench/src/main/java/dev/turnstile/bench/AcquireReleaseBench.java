@@ -1,0 +1,114 @@
+package dev.turnstile.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Uncontended acquire+release throughput and latency of Turnstile, the raw SQL floor, ShedLock and
+ * Spring Integration, side by side on one shared pool per database.
+ *
+ * <p>Not JMH on purpose: the contenders run in short interleaved slices (every contender once per
+ * slice, in a shuffled order), so a burst of machine noise hits them all alike, and each result is
+ * compared with the floor's in the same slice. The report gives, per contender, the median over
+ * slices of that ratio with its min and max, and the absolute medians.
+ *
+ * <p>Settings are system properties; see {@link BenchConfig}.
+ */
+public final class AcquireReleaseBench {
+    private AcquireReleaseBench() {}
+
+    /**
+     * Runs the benchmark and appends its table to the report.
+     *
+     * @param args ignored; use {@code -Dbench.*} system properties
+     * @throws Exception if a database cannot be reached or set up
+     */
+    public static void main(String[] args) throws Exception {
+        Logging.quiet();
+        int slices = BenchConfig.slices();
+        long sliceNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis());
+        long warmupNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis());
+        List<Integer> threadCounts = BenchConfig.threadCounts();
+        int maxThreads = Collections.max(threadCounts);
+        Random shuffle = new Random(BenchConfig.seed());
+
+        Report report = new Report("contender", "db", "threads", "ops/s (median)", "mean latency", "p99 latency",
+                "latency ÷ floor", "floor ops/s ÷ ops/s", "failures");
+        for (BenchDatabase db : BenchConfig.databases()) {
+            // One pool for every contender, larger than the thread count so no one queues for a connection.
+            try (HikariDataSource pool = db.openPool(Math.max(10, maxThreads + 2), "bench-" + db.id());
+                    SliceRunner runner = new SliceRunner(maxThreads)) {
+                db.prepare(pool);
+                List<Contender> contenders = List.of(new FloorContender(pool, db), new TurnstileContender(pool),
+                        new ShedLockContender(pool), new SpringContender(pool));
+                try {
+                    for (int threads : threadCounts) {
+                        for (Contender c : contenders) {
+                            runner.run(c, threads, warmupNanos);
+                        }
+                        Map<Contender, List<SliceResult>> results = new LinkedHashMap<>();
+                        contenders.forEach(c -> results.put(c, new ArrayList<>()));
+                        for (int s = 0; s < slices; s++) {
+                            List<Contender> order = new ArrayList<>(contenders);
+                            Collections.shuffle(order, shuffle);
+                            for (Contender c : order) {
+                                results.get(c).add(runner.run(c, threads, sliceNanos));
+                            }
+                        }
+                        System.err.printf("%s, %d thread(s): %d slices done%n", db.id(), threads, slices);
+                        addRows(report, db, threads, results, contenders.get(0));
+                    }
+                } finally {
+                    for (Contender c : contenders) {
+                        c.close();
+                    }
+                    db.deleteBenchRows(pool);
+                }
+            }
+        }
+        report.emit("Acquire + release, uncontended", String.format(
+                "%d slices of %d ms per contender, interleaved in shuffled order; warm-up %d ms per contender. "
+                        + "Latency is one acquire+release cycle. Ratios are per slice against FLOOR in the same slice: "
+                        + "median [min–max]; above 1 means slower than the floor. SQLite serialises writers: with several threads "
+                        + "its tail latency is SQLite's busy-handler sleeps, for every contender alike.",
+                slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
+    }
+
+    private static void addRows(Report report, BenchDatabase db, int threads, Map<Contender, List<SliceResult>> results,
+            Contender floor) {
+        List<SliceResult> floorSlices = results.get(floor);
+        for (Map.Entry<Contender, List<SliceResult>> e : results.entrySet()) {
+            List<SliceResult> mine = e.getValue();
+            int n = mine.size();
+            double[] ops = new double[n];
+            double[] mean = new double[n];
+            double[] p99 = new double[n];
+            double[] latencyRatio = new double[n];
+            double[] throughputRatio = new double[n];
+            long failures = 0;
+            for (int i = 0; i < n; i++) {
+                SliceResult r = mine.get(i);
+                SliceResult f = floorSlices.get(i);
+                ops[i] = r.opsPerSecond();
+                mean[i] = r.meanNanos();
+                p99[i] = r.p99Nanos();
+                latencyRatio[i] = r.meanNanos() / f.meanNanos();
+                throughputRatio[i] = f.opsPerSecond() / r.opsPerSecond();
+                failures += r.failures();
+            }
+            boolean isFloor = e.getKey() == floor;
+            report.row(e.getKey().id(), db.id(), threads, Report.number(Stats.median(ops), 0),
+                    Report.micros(Stats.median(mean)), Report.micros(Stats.median(p99)),
+                    isFloor ? "—" : Report.ratio(Stats.median(latencyRatio), Stats.min(latencyRatio), Stats.max(latencyRatio)),
+                    isFloor ? "—" : Report.ratio(Stats.median(throughputRatio), Stats.min(throughputRatio),
+                            Stats.max(throughputRatio)),
+                    failures == 0 ? "0" : "**FAILED " + failures + "**");
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package dev.turnstile.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The harness's settings, read from system properties so that {@code run.sh} can pass them with
+ * {@code -D}. Every value has a default that gives a full, meaningful run.
+ *
+ * <ul>
+ *   <li>{@code bench.slices} (12) and {@code bench.sliceMs} (1000): interleaved measurement slices
+ *   <li>{@code bench.warmupMs} (2000): warm-up per contender and configuration
+ *   <li>{@code bench.threads} ({@code 1,8}) and {@code bench.dbs} ({@code postgresql,sqlite})
+ *   <li>{@code bench.seed} (42): seed of the per-slice shuffle, so a run can be repeated
+ *   <li>{@code bench.handoffSeconds} (10), {@code bench.handoffProcesses} (4),
+ *       {@code bench.handoffRounds} (2)
+ *   <li>{@code bench.pgUrl} ({@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres})
+ *   <li>{@code bench.report} ({@code turnstile-bench/target/bench-results.md}): Markdown output,
+ *       appended to; the SQLite file and the hand-off event logs go next to it
+ * </ul>
+ */
+final class BenchConfig {
+    private BenchConfig() {}
+
+    static int slices() {
+        return positiveInt("bench.slices", 12);
+    }
+
+    static long sliceMillis() {
+        return positiveInt("bench.sliceMs", 1000);
+    }
+
+    static long warmupMillis() {
+        return Math.max(0, Integer.getInteger("bench.warmupMs", 2000));
+    }
+
+    static long seed() {
+        return Long.getLong("bench.seed", 42L);
+    }
+
+    static List<Integer> threadCounts() {
+        List<Integer> counts = new ArrayList<>();
+        for (String s : System.getProperty("bench.threads", "1,8").split(",")) {
+            int n = Integer.parseInt(s.trim());
+            if (n < 1 || n > 64) {
+                throw new IllegalArgumentException("bench.threads: " + n + " is not between 1 and 64");
+            }
+            counts.add(n);
+        }
+        return counts;
+    }
+
+    static List<BenchDatabase> databases() {
+        List<BenchDatabase> dbs = new ArrayList<>();
+        for (String s : System.getProperty("bench.dbs", "postgresql,sqlite").split(",")) {
+            dbs.add(BenchDatabase.valueOf(s.trim().toUpperCase(Locale.ROOT)));
+        }
+        return dbs;
+    }
+
+    static int handoffSeconds() {
+        return positiveInt("bench.handoffSeconds", 10);
+    }
+
+    static int handoffProcesses() {
+        return positiveInt("bench.handoffProcesses", 4);
+    }
+
+    static int handoffRounds() {
+        return positiveInt("bench.handoffRounds", 2);
+    }
+
+    static String postgresUrl() {
+        return System.getProperty("bench.pgUrl", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+    }
+
+    static Path reportFile() {
+        return Path.of(System.getProperty("bench.report", "turnstile-bench/target/bench-results.md")).toAbsolutePath();
+    }
+
+    /** Where scratch files (SQLite database, hand-off logs) go: beside the report. */
+    static Path workDir() {
+        return reportFile().getParent();
+    }
+
+    private static int positiveInt(String key, int def) {
+        int v = Integer.getInteger(key, def);
+        if (v < 1) {
+            throw new IllegalArgumentException(key + "=" + v + ": give a positive whole number");
+        }
+        return v;
+    }
+}

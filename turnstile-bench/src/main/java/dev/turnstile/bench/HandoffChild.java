@@ -1,0 +1,92 @@
+package dev.turnstile.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * One competing process of {@link HandoffBench}: loops acquire (waiting), hold 1 ms, release on
+ * one shared lock name until a common deadline, and logs each hold's start and end on
+ * {@link System#nanoTime()}, which on Linux is CLOCK_MONOTONIC and so comparable across the
+ * processes of one host.
+ *
+ * <p>Protocol with the parent: print {@code READY} once warmed up, then read {@code GO <endNanos>}
+ * from standard input. The log file has {@code pid}, {@code cpu_nanos} and {@code wall_nanos}
+ * lines (CPU used and wall time between GO and the end of the loop), then one
+ * {@code <acquiredNanos> <releasingNanos>} line per hold.
+ */
+public final class HandoffChild {
+    private static final Duration MAX_WAIT = Duration.ofSeconds(30);
+    private static final int WARMUP_CYCLES = 200;
+
+    private HandoffChild() {}
+
+    /**
+     * Runs one child.
+     *
+     * @param args {@code turnstile|spring}, the lock name, the log file
+     * @throws Exception on any failure; the parent reports the exit code
+     */
+    public static void main(String[] args) throws Exception {
+        Logging.quiet();
+        if (args.length != 3) {
+            throw new IllegalArgumentException("usage: HandoffChild turnstile|spring <lockName> <logFile>");
+        }
+        String lockName = args[1];
+        Path logFile = Path.of(args[2]);
+        long pid = ProcessHandle.current().pid();
+        try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(2, "handoff-" + pid);
+                WaitingContender contender = HandoffBench.contender(args[0], pool)) {
+            // Warm the code paths on a private name, so the JIT is not part of the first hand-offs.
+            String warmName = lockName + "-warm-" + pid;
+            for (int i = 0; i < WARMUP_CYCLES; i++) {
+                contender.acquire(warmName, MAX_WAIT).release();
+            }
+            System.out.println("READY");
+            System.out.flush();
+            String go = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            if (go == null || !go.startsWith("GO ")) {
+                throw new IllegalStateException("expected 'GO <endNanos>' from the parent, got " + go);
+            }
+            long end = Long.parseLong(go.substring(3).trim());
+
+            LongList acquired = new LongList(1 << 14);
+            LongList releasing = new LongList(1 << 14);
+            long cpu0 = cpuNanos();
+            long wall0 = System.nanoTime();
+            while (System.nanoTime() - end < 0) {
+                WaitingContender.Held held = contender.acquire(lockName, MAX_WAIT);
+                long a = System.nanoTime();
+                Thread.sleep(1);
+                long r = System.nanoTime();
+                held.release();
+                acquired.add(a);
+                releasing.add(r);
+                // No pause here: the releasing process competes again at once, which is what exposes starvation.
+            }
+            long wall = System.nanoTime() - wall0;
+            long cpu = cpuNanos() - cpu0;
+            write(logFile, pid, cpu, wall, acquired.toArray(), releasing.toArray());
+        }
+    }
+
+    private static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
+    }
+
+    private static void write(Path file, long pid, long cpu, long wall, long[] acquired, long[] releasing) throws Exception {
+        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
+            w.println("pid " + pid);
+            w.println("cpu_nanos " + cpu);
+            w.println("wall_nanos " + wall);
+            for (int i = 0; i < acquired.length; i++) {
+                w.println(acquired[i] + " " + releasing[i]);
+            }
+        }
+    }
+}

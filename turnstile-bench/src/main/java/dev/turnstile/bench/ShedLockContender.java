@@ -1,0 +1,40 @@
+package dev.turnstile.bench;
+
+import java.time.Duration;
+import java.util.Optional;
+import javax.sql.DataSource;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+
+/**
+ * ShedLock's plain-JDBC provider on the shared pool. That provider has no database-time mode
+ * (only the JdbcTemplate provider has {@code usingDbTime()}), so its expiry uses this JVM's clock.
+ * ShedLock has no blocking acquire, so it only takes part in the acquire+release benchmark.
+ */
+final class ShedLockContender implements Contender {
+    private static final Duration AT_MOST = Duration.ofSeconds(30);
+
+    private final LockProvider provider;
+
+    ShedLockContender(DataSource dataSource) {
+        this.provider = new JdbcLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE);
+    }
+
+    @Override
+    public String id() {
+        return "SHEDLOCK";
+    }
+
+    @Override
+    public boolean acquireRelease(String lockName) {
+        Optional<SimpleLock> lock = provider.lock(new LockConfiguration(ClockProvider.now(), lockName, AT_MOST, Duration.ZERO));
+        if (lock.isEmpty()) {
+            return false;
+        }
+        lock.get().unlock(); // returns nothing: ShedLock's unlock is not owner-checked
+        return true;
+    }
+}
