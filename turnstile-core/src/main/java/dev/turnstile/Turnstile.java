@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,8 @@ public final class Turnstile implements AutoCloseable {
     private final WaitRooms waitRooms = new WaitRooms();
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<HoldKey, ReentrantLease.Hold> reentrantHolds = new ConcurrentHashMap<>();
+    /** When this client last released each name, for the hand-off courtesy in {@link #acquire}. */
+    private final ConcurrentHashMap<String, Long> lastReleased = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record HoldKey(String name, Object context) {}
@@ -164,6 +167,7 @@ public final class Turnstile implements AutoCloseable {
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
         try (ReleaseWatch watch = store.watchReleases(name, () -> waitRooms.signal(name))) {
+            deferToOtherWaiters(name, deadline);
             while (true) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -182,6 +186,24 @@ public final class Turnstile implements AutoCloseable {
             }
         } finally {
             waitRooms.leave(name);
+        }
+    }
+
+    /**
+     * A client that released this name a moment ago and now waits for it again would nearly
+     * always win the race against waiters in other processes, which only poll: one process would
+     * hold the lock over and over while the others starve. So it first lets one poll interval
+     * pass, giving them their turn.
+     */
+    private void deferToOtherWaiters(String name, long deadline) throws InterruptedException {
+        Long releasedAt = lastReleased.get(name);
+        if (releasedAt == null) {
+            return;
+        }
+        long courtesy = 2 * backoff.min().toNanos();
+        long wait = Math.min(releasedAt + courtesy - System.nanoTime(), deadline - System.nanoTime());
+        if (wait > 0) {
+            TimeUnit.NANOSECONDS.sleep(wait);
         }
     }
 
@@ -269,6 +291,10 @@ public final class Turnstile implements AutoCloseable {
     }
 
     void released(String name) {
+        if (lastReleased.size() > 4096) {
+            lastReleased.clear(); // only the last few milliseconds matter
+        }
+        lastReleased.put(name, System.nanoTime());
         waitRooms.signal(name);
     }
 

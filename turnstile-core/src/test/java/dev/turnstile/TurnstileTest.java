@@ -150,6 +150,29 @@ class TurnstileTest {
     }
 
     @Test
+    void aWaitingReacquireRightAfterOwnReleaseLetsAnotherClientsWaiterGoFirst() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        try (Turnstile a = Turnstile.builder(store).pollInterval(Duration.ofMillis(20), Duration.ofMillis(20)).build();
+                Turnstile b = Turnstile.builder(store).pollInterval(Duration.ofMillis(1), Duration.ofMillis(1)).build()) {
+            for (int round = 0; round < 5; round++) {
+                Lease held = a.tryAcquire("job").orElseThrow();
+                CompletableFuture<Lease> other = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return b.acquire("job", LockOptions.defaults(), Duration.ofSeconds(10)).orElseThrow();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Thread.sleep(50); // b is polling now
+                held.release();
+                Optional<Lease> again = a.acquire("job", LockOptions.defaults(), Duration.ofMillis(10));
+                assertThat(again).as("round %d: a deferred to b's waiter", round).isEmpty();
+                other.get(5, TimeUnit.SECONDS).release();
+            }
+        }
+    }
+
+    @Test
     void aReentrantAcquireOnALostOuterLeaseThrows() throws Exception {
         try (Turnstile t = Turnstile.builder(new InMemoryLockStore()).build()) {
             LockOptions options = LockOptions.builder().lockAtMostFor(Duration.ofMillis(50)).reentrant().build();
