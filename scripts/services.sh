@@ -2,7 +2,8 @@
 # Makes sure what the tests need is installed and running: a JDK and Maven, PostgreSQL on
 # 127.0.0.1:5432 (trust auth, database "test"), MariaDB on 127.0.0.1:3306 (root, empty password,
 # database "test"). Starts a stopped server; installs a missing one with apt-get (as root).
-# Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
+# Redis on 127.0.0.1:6379 (no persistence) and the redis-server binary for the extra nodes the Redis
+# tests start themselves. Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
 # the tests never skip a missing server.
 set -euo pipefail
 
@@ -57,3 +58,12 @@ if ! command -v mariadb >/dev/null || ! maria_up >/dev/null 2>&1; then
   fi
 fi
 maria -e "create database if not exists test" >/dev/null
+
+# --- Redis -------------------------------------------------------------------------------------
+command -v redis-server >/dev/null && command -v redis-cli >/dev/null || apt_install redis-server
+redis_up() { [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = PONG ]; }
+if ! redis_up; then
+  say "starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
+  wait_for 15 redis_up || { say "Redis did not come up on 127.0.0.1:6379"; exit 1; }
+fi

@@ -1,0 +1,428 @@
+package dev.turnstile.redis;
+
+import dev.turnstile.LockInfo;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseWatch;
+import io.lettuce.core.KeyScanArgs;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lock store on Redis (standalone, Sentinel or Cluster) over Lettuce. Each lock is one hash,
+ * {@code <prefix>{<name>}} (a name starting with {@code '}'} gets the character U+0001 after the
+ * opening brace, so the hash tag is never empty), with the fields {@code owner}, {@code token}, {@code fence},
+ * {@code acquired_at} and {@code expires_at} (epoch milliseconds by the server's {@code TIME}) and
+ * a {@code PEXPIRE} TTL, so {@code redis-cli HGETALL 'turnstile:{nightly}'} shows who holds it,
+ * since when, until when and with which fence. The fence counter {@code <prefix>{<name>}:fence}
+ * shares the lock's hash slot.
+ *
+ * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
+ * {@code EVAL} after a {@code NOSCRIPT}). Release publishes on {@code <prefix>{<name>}:released}, so
+ * waiters are woken at once instead of polling.
+ *
+ * <p>Fences survive a restart without persistence: a missing counter restarts from the server's
+ * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went
+ * back). Exclusion does not survive it: a restarted server without persistence has forgotten the
+ * holder. Use {@code appendfsync always}, or restart it only after the longest TTL.
+ */
+public final class RedisLockStore implements LockStore {
+    private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
+
+    /** KEYS: lock, fence. ARGV: owner, token, ttl ms. Returns {fence, now, expires} or {0, pttl} if busy. */
+    static final String ACQUIRE = """
+            if redis.call('EXISTS', KEYS[1]) == 1 then
+              return {0, redis.call('PTTL', KEYS[1])}
+            end
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            if redis.call('EXISTS', KEYS[2]) == 0 then
+              -- a counter lost in a restart resumes above every fence it issued: microseconds only grow
+              redis.call('SET', KEYS[2], string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2])))
+            end
+            local fence = redis.call('INCR', KEYS[2])
+            local expires = now + tonumber(ARGV[3])
+            redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2], 'fence', fence,
+                       'acquired_at', now, 'expires_at', expires)
+            redis.call('PEXPIRE', KEYS[1], ARGV[3])
+            return {fence, now, expires}
+            """;
+
+    /** KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. */
+    static final String EXTEND = """
+            if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            redis.call('HSET', KEYS[1], 'expires_at', now + tonumber(ARGV[2]))
+            redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            return 1
+            """;
+
+    /**
+     * KEYS: lock. ARGV: token, lockAtLeastFor ms, channel, name. Deletes the lock (the fence lives on
+     * in its own key) or shortens it to acquired_at + lockAtLeastFor. Returns 1 if the token held it.
+     */
+    static final String RELEASE = """
+            if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+            if tonumber(ARGV[2]) > 0 then
+              local t = redis.call('TIME')
+              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              local keep_until = tonumber(redis.call('HGET', KEYS[1], 'acquired_at')) + tonumber(ARGV[2])
+              if keep_until > now then
+                redis.call('HSET', KEYS[1], 'expires_at', keep_until)
+                redis.call('PEXPIRE', KEYS[1], keep_until - now)
+                return 1
+              end
+            end
+            redis.call('DEL', KEYS[1])
+            redis.call('PUBLISH', ARGV[3], ARGV[4])
+            return 1
+            """;
+
+    /** KEYS: lock. ARGV: channel, name. Returns 1 if a lease was ended. */
+    static final String FORCE_RELEASE = """
+            if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+            redis.call('PUBLISH', ARGV[1], ARGV[2])
+            return 1
+            """;
+
+    private static final String DEFAULT_PREFIX = "turnstile:";
+
+    private final Supplier<StatefulConnection<String, String>> connector;
+    private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
+    private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
+    private final String prefix;
+    private final String description;
+    private final List<AutoCloseable> owned;
+    private final Map<String, String> shas = new ConcurrentHashMap<>();
+    private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
+
+    private volatile StatefulConnection<String, String> connection;
+    private volatile RedisClusterCommands<String, String> redis;
+    private volatile StatefulRedisPubSubConnection<String, String> pubSub;
+
+    private RedisLockStore(Builder b) {
+        this.connector = b.connector;
+        this.syncOf = b.syncOf;
+        this.pubSubConnector = b.pubSubConnector;
+        this.prefix = b.prefix;
+        this.description = b.description + " (prefix " + b.prefix + ")";
+        this.owned = b.owned;
+    }
+
+    /**
+     * Starts a builder over a standalone or Sentinel client. The store opens its own connections
+     * (one for commands, one for release notifications) on first use and closes them on
+     * {@link #close()}; the client stays the caller's.
+     *
+     * @param client the Lettuce client
+     * @return a builder
+     */
+    public static Builder builder(RedisClient client) {
+        Objects.requireNonNull(client, "client");
+        return new Builder(client::connect, c -> ((io.lettuce.core.api.StatefulRedisConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis");
+    }
+
+    /**
+     * Starts a builder over a Redis Cluster client.
+     *
+     * @param client the Lettuce cluster client
+     * @return a builder
+     */
+    public static Builder builder(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client");
+        return new Builder(client::connect,
+                c -> ((io.lettuce.core.cluster.api.StatefulRedisClusterConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis-cluster");
+    }
+
+    /**
+     * Returns the key of a lock's hash, for {@code redis-cli}.
+     *
+     * @param name the lock name
+     * @return {@code <prefix>{<name>}}
+     */
+    public String lockKey(String name) {
+        // A name starting with '}' would make an empty hash tag, and Redis would then hash the
+        // whole key, splitting lock and fence over two slots. A marker that no valid name can
+        // contain (names have no control characters) keeps the tag non-empty.
+        return prefix + "{" + (name.startsWith("}") ? EMPTY_TAG_GUARD : "") + name + "}";
+    }
+
+    private static final String EMPTY_TAG_GUARD = "\u0001";
+
+    private String fenceKey(String name) {
+        return lockKey(name) + ":fence";
+    }
+
+    private String channel(String name) {
+        return lockKey(name) + ":released";
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(AcquireRequest r) {
+        List<Long> reply = run("acquire lock '" + r.name() + "'", ACQUIRE, ScriptOutputType.MULTI,
+                new String[] {lockKey(r.name()), fenceKey(r.name())}, r.owner(), r.token(), Long.toString(r.ttl().toMillis()));
+        if (reply.get(0) == 0L) {
+            return Optional.empty();
+        }
+        return Optional.of(new Grant(reply.get(0), Instant.ofEpochMilli(reply.get(1)), Instant.ofEpochMilli(reply.get(2))));
+    }
+
+    @Override
+    public boolean extend(String name, String token, Duration ttl) {
+        Long ok = run("extend lock '" + name + "'", EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
+                token, Long.toString(ttl.toMillis()));
+        return ok == 1L;
+    }
+
+    @Override
+    public boolean release(String name, String token, Duration lockAtLeastFor) {
+        Long ok = run("release lock '" + name + "'", RELEASE, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
+                token, Long.toString(lockAtLeastFor.toMillis()), channel(name), name);
+        return ok == 1L;
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        Long ok = run("force-release lock '" + name + "'", FORCE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {lockKey(name)}, channel(name), name);
+        return ok == 1L;
+    }
+
+    @Override
+    public List<LockInfo> heldLocks() {
+        try {
+            RedisClusterCommands<String, String> cmd = commands();
+            List<LockInfo> out = new ArrayList<>();
+            KeyScanArgs args = KeyScanArgs.Builder.type("hash").match(prefix + "{*").limit(500);
+            for (var it = io.lettuce.core.ScanIterator.scan(cmd, args); it.hasNext(); ) {
+                String key = it.next();
+                Map<String, String> h = cmd.hgetall(key);
+                if (h.containsKey("token") && key.endsWith("}")) {
+                    String name = key.substring(prefix.length() + 1, key.length() - 1);
+                    name = name.startsWith(EMPTY_TAG_GUARD) ? name.substring(1) : name;
+                    out.add(new LockInfo(name, h.get("owner"),
+                            Long.parseLong(h.get("fence")), Instant.ofEpochMilli(Long.parseLong(h.get("acquired_at"))),
+                            Instant.ofEpochMilli(Long.parseLong(h.get("expires_at")))));
+                }
+            }
+            out.sort(Comparator.comparing(LockInfo::name));
+            return out;
+        } catch (RedisException e) {
+            throw unavailable("list locks", e);
+        }
+    }
+
+    @Override
+    public ReleaseWatch watchReleases(String name, Runnable listener) {
+        String channel = channel(name);
+        try {
+            StatefulRedisPubSubConnection<String, String> ps = pubSub();
+            boolean[] first = {false};
+            listeners.compute(channel, (k, list) -> {
+                List<Runnable> l = list != null ? list : new CopyOnWriteArrayList<>();
+                first[0] = l.isEmpty();
+                l.add(listener);
+                return l;
+            });
+            if (first[0]) {
+                ps.sync().subscribe(channel);
+            }
+        } catch (RedisException e) {
+            // Waiting still works by polling; only the prompt wake-up is lost.
+            log.warn("cannot subscribe to releases of '{}' on {}: {}", name, description, e.toString());
+            return ReleaseWatch.NONE;
+        }
+        return () -> {
+            boolean[] last = {false};
+            listeners.computeIfPresent(channel, (k, list) -> {
+                list.remove(listener);
+                last[0] = list.isEmpty();
+                return list.isEmpty() ? null : list;
+            });
+            StatefulRedisPubSubConnection<String, String> ps = pubSub;
+            if (last[0] && ps != null && ps.isOpen()) {
+                ps.async().unsubscribe(channel);
+            }
+        };
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        closeQuietly(pubSub);
+        closeQuietly(connection);
+        owned.forEach(RedisLockStore::closeQuietly);
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                log.debug("close failed", e);
+            }
+        }
+    }
+
+    /** EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it. */
+    @SuppressWarnings("unchecked")
+    private <T> T run(String what, String script, ScriptOutputType type, String[] keys, String... args) {
+        try {
+            RedisClusterCommands<String, String> cmd = commands();
+            String sha = shas.computeIfAbsent(script, cmd::digest);
+            try {
+                return (T) cmd.evalsha(sha, type, keys, args);
+            } catch (RedisNoScriptException e) {
+                return (T) cmd.eval(script, type, keys, args);
+            }
+        } catch (RedisException e) {
+            throw unavailable(what, e);
+        }
+    }
+
+    private StoreUnavailableException unavailable(String what, RedisException e) {
+        String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        if (e.getCause() != null && e.getCause().getMessage() != null && !detail.contains(e.getCause().getMessage())) {
+            detail += ": " + e.getCause().getMessage();
+        }
+        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
+    }
+
+    /** Opens the command connection now rather than on first use. */
+    void connect() {
+        try {
+            commands();
+        } catch (RedisException e) {
+            throw unavailable("connect", e);
+        }
+    }
+
+    private RedisClusterCommands<String, String> commands() {
+        RedisClusterCommands<String, String> c = redis;
+        if (c == null) {
+            synchronized (this) {
+                if (redis == null) {
+                    connection = connector.get();
+                    redis = syncOf.apply(connection);
+                }
+                c = redis;
+            }
+        }
+        return c;
+    }
+
+    private StatefulRedisPubSubConnection<String, String> pubSub() {
+        StatefulRedisPubSubConnection<String, String> p = pubSub;
+        if (p == null) {
+            synchronized (this) {
+                if (pubSub == null) {
+                    StatefulRedisPubSubConnection<String, String> ps = pubSubConnector.get();
+                    ps.addListener(new RedisPubSubAdapter<>() {
+                        @Override
+                        public void message(String channel, String message) {
+                            List<Runnable> l = listeners.get(channel);
+                            if (l != null) {
+                                l.forEach(Runnable::run);
+                            }
+                        }
+                    });
+                    pubSub = ps;
+                }
+                p = pubSub;
+            }
+        }
+        return p;
+    }
+
+    /** Builds a {@link RedisLockStore}. Not thread-safe. */
+    public static final class Builder {
+        private final Supplier<StatefulConnection<String, String>> connector;
+        private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
+        private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
+        private String prefix = DEFAULT_PREFIX;
+        private String description;
+        private final List<AutoCloseable> owned = new ArrayList<>();
+
+        @SuppressWarnings("unchecked")
+        private <C extends StatefulConnection<String, String>, P extends StatefulRedisPubSubConnection<String, String>> Builder(
+                Supplier<C> connector, Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf,
+                Supplier<P> pubSubConnector, String description) {
+            this.connector = (Supplier<StatefulConnection<String, String>>) connector;
+            this.syncOf = syncOf;
+            this.pubSubConnector = (Supplier<StatefulRedisPubSubConnection<String, String>>) pubSubConnector;
+            this.description = description;
+        }
+
+        /**
+         * Sets the key prefix. Default {@code turnstile:}.
+         *
+         * @param prefix 1 to 64 printable characters without braces, glob characters or white space
+         * @return this builder
+         * @throws IllegalArgumentException if the prefix could break hash tags or key scans
+         */
+        public Builder keyPrefix(String prefix) {
+            if (prefix == null || prefix.isEmpty() || prefix.length() > 64 || !prefix.matches("[!-~&&[^{}*?\\[\\]\\\\]]+")) {
+                throw new IllegalArgumentException("key prefix '" + prefix + "' is not allowed: use 1 to 64 printable "
+                        + "ASCII characters without braces, * ? [ ] \\ or spaces (for example 'turnstile:')");
+            }
+            this.prefix = prefix;
+            return this;
+        }
+
+        /**
+         * Sets how the store names itself in messages. Must not contain secrets.
+         *
+         * @param description for example {@code redis://cache:6379}
+         * @return this builder
+         */
+        public Builder description(String description) {
+            this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /** The store closes these (a client it made) on close. */
+        Builder owning(AutoCloseable resource) {
+            owned.add(resource);
+            return this;
+        }
+
+        /**
+         * Builds the store. Connects on first use.
+         *
+         * @return the store
+         */
+        public RedisLockStore build() {
+            return new RedisLockStore(this);
+        }
+    }
+}

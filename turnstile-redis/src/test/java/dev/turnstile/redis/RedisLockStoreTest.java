@@ -1,0 +1,186 @@
+package dev.turnstile.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.Lease;
+import dev.turnstile.LockOptions;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** What is particular to the Redis store, beyond the shared contract. */
+class RedisLockStoreTest {
+    RedisClient client;
+    StatefulRedisConnection<String, String> raw;
+
+    @BeforeEach
+    void connect() {
+        client = RedisClient.create(RedisServers.STANDALONE);
+        raw = client.connect();
+    }
+
+    @AfterEach
+    void disconnect() {
+        raw.close();
+        client.shutdown();
+    }
+
+    static String name() {
+        return "r-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @Test
+    void redisCliShowsHolderTimesAndFenceInPlainFields() {
+        try (RedisLockStore store = RedisLockStore.builder(client).build()) {
+            String name = name();
+            Lease lease = Turnstile.builder(store).owner("host-a:42:xyz").build()
+                    .tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30))).orElseThrow();
+            Map<String, String> h = raw.sync().hgetall("turnstile:{" + name + "}");
+            assertThat(h).containsEntry("owner", "host-a:42:xyz").containsEntry("token", lease.token())
+                    .containsEntry("fence", Long.toString(lease.fence()))
+                    .containsEntry("acquired_at", Long.toString(lease.acquiredAt().toEpochMilli()))
+                    .containsEntry("expires_at", Long.toString(lease.expiresAt().toEpochMilli()));
+            assertThat(raw.sync().pttl("turnstile:{" + name + "}")).isBetween(25_000L, 30_000L);
+            assertThat(store.lockKey(name)).isEqualTo("turnstile:{" + name + "}");
+        }
+    }
+
+    @Test
+    void scriptsAreRecoveredAfterScriptFlush() {
+        try (RedisLockStore store = RedisLockStore.builder(client).build()) {
+            Turnstile t = Turnstile.builder(store).build();
+            t.tryAcquire(name()).orElseThrow().release();
+            raw.sync().scriptFlush();
+            Lease lease = t.tryAcquire(name()).orElseThrow();
+            raw.sync().scriptFlush();
+            lease.extend(Duration.ofSeconds(10));
+            raw.sync().scriptFlush();
+            assertThat(lease.release()).hasToString("RELEASED");
+        }
+    }
+
+    @Test
+    void aLostFenceCounterRestartsAboveEveryFenceIssued() {
+        try (RedisLockStore store = RedisLockStore.builder(client).build()) {
+            Turnstile t = Turnstile.builder(store).build();
+            String name = name();
+            long first = t.tryAcquire(name).orElseThrow().fence();
+            Lease second = t.tryAcquire(name + "x").orElseThrow();
+            raw.sync().del("turnstile:{" + name + "}", "turnstile:{" + name + "}:fence"); // a restart without persistence
+            long afterLoss = t.tryAcquire(name).orElseThrow().fence();
+            assertThat(afterLoss).isGreaterThan(first);
+            assertThat(second.fence()).isPositive();
+        }
+    }
+
+    @Test
+    void lockAndFenceKeysShareAHashSlotWhateverTheName() {
+        RedisLockStore store = RedisLockStore.builder(client).build();
+        for (String n : List.of("plain", "with}brace", "{tagged}", "a{b}c", "}{", "}", "}}x")) {
+            String lock = store.lockKey(n);
+            assertThat(io.lettuce.core.cluster.SlotHash.getSlot(lock))
+                    .as(n).isEqualTo(io.lettuce.core.cluster.SlotHash.getSlot(lock + ":fence"));
+        }
+    }
+
+    @Test
+    void aWaiterInAnotherClientIsWokenByPubSubNotByPolling() throws Exception {
+        try (LockStore a = LockStores.open(RedisServers.STANDALONE); LockStore b = LockStores.open(RedisServers.STANDALONE)) {
+            String name = name();
+            Lease holder = Turnstile.builder(a).build().tryAcquire(name).orElseThrow();
+            Turnstile waiter = Turnstile.builder(b).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+            CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.acquire(name, LockOptions.defaults(), Duration.ofSeconds(30));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(500);
+            long released = System.nanoTime();
+            holder.release();
+            assertThat(waiting.get(4, TimeUnit.SECONDS)).isPresent();
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken, not polled every 5 s")
+                    .isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "has space", "brace{", "star*", "q?", "[x]", "back\\slash"})
+    void badPrefixesAreRejected(String prefix) {
+        assertThatThrownBy(() -> RedisLockStore.builder(client).keyPrefix(prefix)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prefix");
+    }
+
+    @Test
+    void aCustomPrefixIsUsed() {
+        try (LockStore store = LockStores.open(RedisServers.STANDALONE + "?turnstile.prefix=app1:locks:")) {
+            String name = name();
+            Turnstile.builder(store).build().tryAcquire(name).orElseThrow();
+            assertThat(raw.sync().exists("app1:locks:{" + name + "}")).isEqualTo(1L);
+            assertThat(store.heldLocks()).extracting(i -> i.name()).contains(name);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "redis://",
+        "redis://127.0.0.1:6379?turnstile.prefx=a",
+        "redis://127.0.0.1:6379?turnstile.timeout=soon",
+        "redlock://127.0.0.1:1,127.0.0.1:2",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4",
+        "redlock://127.0.0.1:1,127.0.0.1:1,127.0.0.1:3",
+        "redlock://h1:1,h 2:2,h3:3",
+        "redlock://h1:1,h2:99999,h3:3",
+        "redis-cluster://h1:notaport"
+    })
+    void malformedUrlsAreUsageErrors(String url) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .message().isNotBlank();
+    }
+
+    @Test
+    void namesStartingWithABraceRoundTrip() {
+        try (RedisLockStore store = RedisLockStore.builder(client).build()) {
+            String name = "}" + name();
+            Turnstile.builder(store).build().tryAcquire(name).orElseThrow();
+            assertThat(store.heldLocks()).extracting(i -> i.name()).contains(name);
+        }
+    }
+
+    @Test
+    void aWrongPasswordIsUnavailableAndNotPrinted() throws Exception {
+        try (RedisServers servers = new RedisServers();
+                LockStore store = LockStores.open("redis://default:s3cretXYZ@" + servers.server("--requirepass", "right").hostPort()
+                        + "?turnstile.timeout=2s")) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("x", "o", "t", Duration.ofSeconds(1))))
+                    .isInstanceOf(StoreUnavailableException.class).message().doesNotContain("s3cretXYZ");
+            assertThat(store.description()).doesNotContain("s3cretXYZ");
+        }
+    }
+
+    @Test
+    void tlsAgainstAPlainPortIsUnavailableNotAHang() {
+        try (LockStore store = LockStores.open("rediss://127.0.0.1:6379?turnstile.timeout=2s")) {
+            long start = System.nanoTime();
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
+        }
+    }
+}
