@@ -89,7 +89,10 @@ public final class RedlockLockStore implements LockStore {
      * on use.
      */
     private void connectAll() {
-        List<Future<?>> connecting = nodes.stream().map(n -> pool.submit(n::connect)).map(f -> (Future<?>) f).toList();
+        List<Future<?>> connecting = new ArrayList<>();
+        for (RedisLockStore node : nodes) {
+            connecting.add(pool.submit(node::connect));
+        }
         for (Future<?> f : connecting) {
             try {
                 f.get(10, TimeUnit.SECONDS);
