@@ -141,7 +141,7 @@ class RunCommandTest {
         "run --lock | -- true",
         "release x",
         "release",
-        "schema --store redis://h",
+        "schema --store mongodb://h",
         "frobnicate",
         ""
     })
