@@ -34,6 +34,7 @@ public final class Turnstile implements AutoCloseable {
     private final LockStore store;
     private final String owner;
     private final Backoff backoff;
+    private final long courtesyNanos;
     private final LeaseKeeper keeper = new LeaseKeeper();
     private final WaitRooms waitRooms = new WaitRooms();
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
@@ -48,6 +49,7 @@ public final class Turnstile implements AutoCloseable {
         this.store = b.store;
         this.owner = b.owner != null ? b.owner : Owners.defaultOwner();
         this.backoff = new Backoff(b.pollMin, b.pollMax);
+        this.courtesyNanos = (b.courtesy != null ? b.courtesy : b.pollMin.multipliedBy(2)).toNanos();
     }
 
     /**
@@ -167,7 +169,7 @@ public final class Turnstile implements AutoCloseable {
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
         try (ReleaseWatch watch = store.watchReleases(name, () -> waitRooms.signal(name))) {
-            deferToOtherWaiters(name, deadline);
+            seen = deferToOtherWaiters(name, seen, deadline);
             while (true) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -191,20 +193,18 @@ public final class Turnstile implements AutoCloseable {
 
     /**
      * A client that released this name a moment ago and now waits for it again would nearly
-     * always win the race against waiters in other processes, which only poll: one process would
-     * hold the lock over and over while the others starve. So it first lets one poll interval
-     * pass, giving them their turn.
+     * always win the race against the other waiters, who are asleep between polls or only just
+     * woken: one process or thread would take the lock over and over while the others starve. So
+     * it first gives them their turn: it waits for the next release (by a waiter here, or one the
+     * store reports) or for the hand-off courtesy to pass, whichever comes first.
      */
-    private void deferToOtherWaiters(String name, long deadline) throws InterruptedException {
+    private long deferToOtherWaiters(String name, long seen, long deadline) throws InterruptedException {
         Long releasedAt = lastReleased.get(name);
-        if (releasedAt == null) {
-            return;
+        if (releasedAt == null || courtesyNanos == 0) {
+            return seen;
         }
-        long courtesy = 2 * backoff.min().toNanos();
-        long wait = Math.min(releasedAt + courtesy - System.nanoTime(), deadline - System.nanoTime());
-        if (wait > 0) {
-            TimeUnit.NANOSECONDS.sleep(wait);
-        }
+        long wait = Math.min(releasedAt + courtesyNanos - System.nanoTime(), deadline - System.nanoTime());
+        return wait > 0 ? waitRooms.await(name, seen, wait) : seen;
     }
 
     /**
@@ -304,6 +304,7 @@ public final class Turnstile implements AutoCloseable {
         private String owner;
         private Duration pollMin = Duration.ofMillis(2);
         private Duration pollMax = Duration.ofSeconds(1);
+        private Duration courtesy;
 
         private Builder(LockStore store) {
             this.store = store;
@@ -340,6 +341,24 @@ public final class Turnstile implements AutoCloseable {
             }
             this.pollMin = min;
             this.pollMax = max;
+            return this;
+        }
+
+        /**
+         * Sets the hand-off courtesy: how long a waiting acquire that follows this client's own
+         * release of the same lock first lets other waiters take it. Default: twice the shortest
+         * poll interval (4 ms), which is what a polling waiter elsewhere needs to notice the release.
+         * Zero turns it off (the releaser may then take the lock again at once).
+         *
+         * @param courtesy zero or more, at most 1 s
+         * @return this builder
+         * @throws IllegalArgumentException if negative or longer than 1 s
+         */
+        public Builder handOffCourtesy(Duration courtesy) {
+            if (courtesy == null || courtesy.isNegative() || courtesy.compareTo(Duration.ofSeconds(1)) > 0) {
+                throw new IllegalArgumentException("hand-off courtesy " + courtesy + " is invalid: give 0 to 1 s");
+            }
+            this.courtesy = courtesy;
             return this;
         }
 

@@ -173,6 +173,50 @@ class TurnstileTest {
     }
 
     @Test
+    void withTheCourtesyOffTheReleaserMayTakeTheLockAgainAtOnce() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        try (Turnstile a = Turnstile.builder(store).handOffCourtesy(Duration.ZERO).build()) {
+            a.tryAcquire("job").orElseThrow().release();
+            long start = System.nanoTime();
+            assertThat(a.acquire("job", LockOptions.defaults(), Duration.ofSeconds(1))).isPresent();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(50));
+        }
+        assertThatThrownBy(() -> Turnstile.builder(store).handOffCourtesy(Duration.ofSeconds(2))).hasMessageContaining("courtesy");
+    }
+
+    @Test
+    void threadsOfOneClientTakeTurnsOnABusyLock() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            int threads = 4;
+            java.util.concurrent.ConcurrentHashMap<String, AtomicInteger> counts = new java.util.concurrent.ConcurrentHashMap<>();
+            long end = System.nanoTime() + Duration.ofMillis(600).toNanos();
+            List<Thread> workers = new java.util.ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                Thread w = new Thread(() -> {
+                    try {
+                        while (System.nanoTime() < end) {
+                            Lease l = t.acquire("job", LockOptions.defaults(), Duration.ofSeconds(5)).orElseThrow();
+                            counts.computeIfAbsent(Thread.currentThread().getName(), k -> new AtomicInteger()).incrementAndGet();
+                            l.release();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "w" + i);
+                workers.add(w);
+                w.start();
+            }
+            for (Thread w : workers) {
+                w.join();
+            }
+            int total = counts.values().stream().mapToInt(AtomicInteger::get).sum();
+            assertThat(total).as("in-JVM hand-offs are not slowed to the courtesy").isGreaterThan(1000);
+            assertThat(counts.values()).allSatisfy(c -> assertThat(c.get()).isGreaterThan(total / threads / 4));
+        }
+    }
+
+    @Test
     void aReentrantAcquireOnALostOuterLeaseThrows() throws Exception {
         try (Turnstile t = Turnstile.builder(new InMemoryLockStore()).build()) {
             LockOptions options = LockOptions.builder().lockAtMostFor(Duration.ofMillis(50)).reentrant().build();

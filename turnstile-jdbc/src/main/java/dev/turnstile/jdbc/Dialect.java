@@ -59,14 +59,19 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     /** Runs the acquire statement; the default reads the grant from a RETURNING-style result set. */
     Optional<Grant> acquire(Connection c, Statements sql, AcquireRequest r) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.acquire())) {
-            ps.setString(1, r.name());
-            ps.setString(2, r.owner());
-            ps.setString(3, r.token());
-            ps.setLong(4, r.ttl().toMillis());
+            bindAcquire(ps, r);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(grant(rs)) : Optional.empty();
             }
         }
+    }
+
+    /** The acquire statement's parameters, the same in every dialect. */
+    static void bindAcquire(PreparedStatement ps, AcquireRequest r) throws SQLException {
+        ps.setString(1, r.name());
+        ps.setString(2, r.owner());
+        ps.setString(3, r.token());
+        ps.setLong(4, r.ttl().toMillis());
     }
 
     static Grant grant(ResultSet rs) throws SQLException {

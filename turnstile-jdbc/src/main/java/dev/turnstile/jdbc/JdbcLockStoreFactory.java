@@ -5,14 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
+import dev.turnstile.spi.StoreUrlOptions;
 import dev.turnstile.spi.StoreUrls;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Opens JDBC stores from URLs, with a small HikariCP pool the store owns. Turnstile's own options
@@ -30,9 +27,6 @@ import java.util.regex.Pattern;
  * so several processes on one host can share the file.
  */
 public final class JdbcLockStoreFactory implements LockStoreFactory {
-    /** Options ride as query parameters ({@code ?a=b&c=d}), or as H2-style settings ({@code ;a=b}). */
-    private static final Pattern OPTION = Pattern.compile("([?&])turnstile\\.([A-Za-z]+)=([^&#]*)");
-    private static final Pattern H2_OPTION = Pattern.compile("(;)turnstile\\.([A-Za-z]+)=([^;#]*)");
     private static final Set<String> KNOWN = Set.of("table", "createTable", "poolSize", "connectTimeout");
 
     @Override
@@ -49,7 +43,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
     @Override
     public String schema(String url) {
         Parsed p = parse(url);
-        return p.dialect.createTable(p.options.getOrDefault("table", Dialect.DEFAULT_TABLE));
+        return p.dialect.createTable(p.options.get("table", Dialect.DEFAULT_TABLE));
     }
 
     @Override
@@ -66,12 +60,11 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
 
     private JdbcLockStore open(String url, Boolean forceCreate) {
         Parsed p = parse(url);
-        String table = p.options.getOrDefault("table", Dialect.DEFAULT_TABLE);
+        String table = p.options.get("table", Dialect.DEFAULT_TABLE);
         boolean embedded = p.dialect == SqlDialect.SQLITE || p.dialect == SqlDialect.H2;
-        boolean create = forceCreate != null ? forceCreate
-                : bool("createTable", p.options.getOrDefault("createTable", Boolean.toString(embedded)));
-        int poolSize = integer("poolSize", p.options.getOrDefault("poolSize", "4"), 1, 100);
-        int connectTimeout = integer("connectTimeout", p.options.getOrDefault("connectTimeout", "5000"), 250, 600_000);
+        boolean create = forceCreate != null ? forceCreate : p.options.bool("createTable", embedded);
+        int poolSize = p.options.integer("poolSize", 4, 1, 100);
+        int connectTimeout = p.options.integer("connectTimeout", 5000, 250, 600_000);
 
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(p.dialect == SqlDialect.SQLITE ? withSqliteDefaults(p.jdbcUrl) : p.jdbcUrl);
@@ -97,32 +90,13 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
                 .build();
     }
 
-    private record Parsed(String jdbcUrl, SqlDialect dialect, Map<String, String> options) {}
+    private record Parsed(String jdbcUrl, SqlDialect dialect, StoreUrlOptions options) {}
 
     private static Parsed parse(String url) {
         SqlDialect dialect = SqlDialect.fromJdbcUrl(url);
-        Map<String, String> options = new LinkedHashMap<>();
-        Matcher m = (dialect == SqlDialect.H2 ? H2_OPTION : OPTION).matcher(url);
-        StringBuilder rest = new StringBuilder();
-        while (m.find()) {
-            String key = m.group(2);
-            if (!KNOWN.contains(key)) {
-                throw new IllegalArgumentException("unknown option 'turnstile." + key + "' in store URL '"
-                        + StoreUrls.redact(url) + "': known options are turnstile." + String.join(", turnstile.", KNOWN));
-            }
-            options.put(key, m.group(3));
-            // keep the separator only when it opens the query string ('?') so later parameters still parse
-            m.appendReplacement(rest, m.group(1).equals("?") ? "?" : "");
-        }
-        m.appendTail(rest);
-        String jdbcUrl = rest.toString().replace("?&", "?");
-        if (jdbcUrl.endsWith("?")) {
-            jdbcUrl = jdbcUrl.substring(0, jdbcUrl.length() - 1);
-        }
-        if (options.containsKey("table")) {
-            Dialect.checkTable(options.get("table"));
-        }
-        return new Parsed(jdbcUrl, dialect, options);
+        StoreUrlOptions options = StoreUrlOptions.parse(url, KNOWN, dialect == SqlDialect.H2);
+        Dialect.checkTable(options.get("table", Dialect.DEFAULT_TABLE));
+        return new Parsed(options.url(), dialect, options);
     }
 
     private static String withSqliteDefaults(String url) {
@@ -134,25 +108,5 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
             s += "&busy_timeout=10000";
         }
         return s;
-    }
-
-    private static boolean bool(String key, String v) {
-        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
-            return Boolean.parseBoolean(v);
-        }
-        throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL: give true or false");
-    }
-
-    private static int integer(String key, String v, int min, int max) {
-        try {
-            int n = Integer.parseInt(v);
-            if (n >= min && n <= max) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // fall through to the message
-        }
-        throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL: give a whole number from "
-                + min + " to " + max);
     }
 }

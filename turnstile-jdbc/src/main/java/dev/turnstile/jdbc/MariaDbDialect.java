@@ -46,10 +46,7 @@ final class MariaDbDialect extends Dialect {
     @Override
     Optional<Grant> acquire(Connection c, Statements sql, AcquireRequest r) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.acquire())) {
-            ps.setString(1, r.name());
-            ps.setString(2, r.owner());
-            ps.setString(3, r.token());
-            ps.setLong(4, r.ttl().toMillis());
+            bindAcquire(ps, r);
             ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement(sql(READ_BACK, sql.table()))) {

@@ -2,6 +2,7 @@ package dev.turnstile.redis;
 
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
+import dev.turnstile.spi.StoreUrlOptions;
 import dev.turnstile.spi.StoreUrls;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -13,13 +14,9 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Opens Redis stores from URLs:
@@ -40,7 +37,6 @@ import java.util.regex.Pattern;
  * the connection is down instead of queueing, so a lock call never waits for a reconnect.
  */
 public final class RedisLockStoreFactory implements LockStoreFactory {
-    private static final Pattern OPTION = Pattern.compile("([?&])turnstile\\.([A-Za-z]+)=([^&#]*)");
     private static final Set<String> KNOWN = Set.of("prefix", "timeout", "nodeTimeout");
 
     @Override
@@ -57,7 +53,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     @Override
     public LockStore open(String url) {
         Parsed p = parse(url);
-        Duration timeout = duration(p, "timeout", Duration.ofSeconds(5));
+        Duration timeout = p.options.duration("timeout", Duration.ofSeconds(5));
         String scheme = p.url.substring(0, p.url.indexOf("://")).toLowerCase(Locale.ROOT);
         ClientResources resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
         try {
@@ -73,7 +69,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                     return store(RedisLockStore.builder(client), p, client, resources);
                 }
                 case "redlock" -> {
-                    Duration nodeTimeout = duration(p, "nodeTimeout", Duration.ofMillis(100));
+                    Duration nodeTimeout = p.options.duration("nodeTimeout", Duration.ofMillis(100));
                     List<String> hosts = hosts(p);
                     RedlockLockStore.checkNodeCount(hosts.size());
                     if (hosts.stream().distinct().count() != hosts.size()) {
@@ -83,7 +79,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                     List<RedisLockStore> nodes = new ArrayList<>();
                     for (String host : hosts) {
                         RedisClient client = client(resources, uri("redis://" + p.userInfo + host, nodeTimeout), nodeTimeout);
-                        nodes.add(RedisLockStore.builder(client).keyPrefix(p.options.getOrDefault("prefix", "turnstile:"))
+                        nodes.add(RedisLockStore.builder(client).keyPrefix(p.options.get("prefix", "turnstile:"))
                                 .description("redis://" + host).owning(client).build());
                     }
                     return RedlockLockStore.of(nodes, nodeTimeout).alsoClosing(resources::shutdown);
@@ -100,8 +96,8 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     }
 
     private static RedisLockStore store(RedisLockStore.Builder b, Parsed p, AutoCloseable client, ClientResources resources) {
-        if (p.options.containsKey("prefix")) {
-            b.keyPrefix(p.options.get("prefix"));
+        if (p.options.options().containsKey("prefix")) {
+            b.keyPrefix(p.options.get("prefix", null));
         }
         return b.description(StoreUrls.redact(p.url)).owning(client).owning(() -> resources.shutdown()).build();
     }
@@ -128,30 +124,14 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         return uri;
     }
 
-    private record Parsed(String url, String userInfo, Map<String, String> options) {}
+    private record Parsed(String url, String userInfo, StoreUrlOptions options) {}
 
     private static Parsed parse(String url) {
-        Map<String, String> options = new LinkedHashMap<>();
-        Matcher m = OPTION.matcher(url);
-        StringBuilder rest = new StringBuilder();
-        while (m.find()) {
-            if (!KNOWN.contains(m.group(2))) {
-                throw new IllegalArgumentException("unknown option 'turnstile." + m.group(2) + "' in store URL '"
-                        + StoreUrls.redact(url) + "': known options are turnstile." + String.join(", turnstile.", KNOWN));
-            }
-            options.put(m.group(2), m.group(3));
-            m.appendReplacement(rest, m.group(1).equals("?") ? "?" : "");
-        }
-        m.appendTail(rest);
-        String clean = rest.toString().replace("?&", "?");
-        if (clean.endsWith("?")) {
-            clean = clean.substring(0, clean.length() - 1);
-        }
-        int schemeEnd = clean.indexOf("://");
-        String afterScheme = clean.substring(schemeEnd + 3);
+        StoreUrlOptions options = StoreUrlOptions.parse(url, KNOWN, false);
+        String clean = options.url();
+        String afterScheme = clean.substring(clean.indexOf("://") + 3);
         int at = afterScheme.lastIndexOf('@', firstOf(afterScheme, "/?#"));
-        String userInfo = at >= 0 ? afterScheme.substring(0, at + 1) : "";
-        return new Parsed(clean, userInfo, options);
+        return new Parsed(clean, at >= 0 ? afterScheme.substring(0, at + 1) : "", options);
     }
 
     private static int firstOf(String s, String chars) {
@@ -185,16 +165,5 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         return hosts;
     }
 
-    private static Duration duration(Parsed p, String key, Duration fallback) {
-        String v = p.options.get(key);
-        if (v == null) {
-            return fallback;
-        }
-        Matcher m = Pattern.compile("(\\d+)(ms|s)").matcher(v);
-        if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
-            throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL: give a positive duration such as 100ms or 5s");
-        }
-        return m.group(2).equals("ms") ? Duration.ofMillis(Long.parseLong(m.group(1))) : Duration.ofSeconds(Long.parseLong(m.group(1)));
-    }
 
 }

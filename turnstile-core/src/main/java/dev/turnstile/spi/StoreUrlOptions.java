@@ -1,0 +1,133 @@
+package dev.turnstile.spi;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Turnstile's own options carried in a store URL as {@code turnstile.<key>=<value>} parameters,
+ * separated from the URL the driver sees. Query style ({@code ?a=b&c=d}) or settings style
+ * ({@code ;a=b}, as H2 URLs use). Every rejection names the option and says what to give.
+ *
+ * @param url the URL without Turnstile's options, for the driver
+ * @param options the options found, by key (without the {@code turnstile.} prefix)
+ */
+public record StoreUrlOptions(String url, Map<String, String> options) {
+    private static final Pattern QUERY = Pattern.compile("([?&])turnstile\\.([A-Za-z]+)=([^&#]*)");
+    private static final Pattern SETTINGS = Pattern.compile("(;)turnstile\\.([A-Za-z]+)=([^;#]*)");
+
+    /**
+     * Splits Turnstile's options off a URL.
+     *
+     * @param url the store URL
+     * @param known the option keys the store understands
+     * @param settingsStyle {@code true} for {@code ;key=value} URLs (H2), {@code false} for query strings
+     * @return the driver URL and the options
+     * @throws IllegalArgumentException for an unknown {@code turnstile.*} option (the message lists
+     *     the known ones and never shows the URL's password)
+     */
+    public static StoreUrlOptions parse(String url, Set<String> known, boolean settingsStyle) {
+        Map<String, String> options = new LinkedHashMap<>();
+        Matcher m = (settingsStyle ? SETTINGS : QUERY).matcher(url);
+        StringBuilder rest = new StringBuilder();
+        while (m.find()) {
+            if (!known.contains(m.group(2))) {
+                throw new IllegalArgumentException("unknown option 'turnstile." + m.group(2) + "' in store URL '"
+                        + StoreUrls.redact(url) + "': known options are turnstile." + String.join(", turnstile.", new TreeSet<>(known)));
+            }
+            options.put(m.group(2), m.group(3));
+            // keep '?' when it opens the query string, so the parameters after it still parse
+            m.appendReplacement(rest, m.group(1).equals("?") ? "?" : "");
+        }
+        m.appendTail(rest);
+        String clean = rest.toString().replace("?&", "?");
+        if (clean.endsWith("?")) {
+            clean = clean.substring(0, clean.length() - 1);
+        }
+        return new StoreUrlOptions(clean, Collections.unmodifiableMap(options));
+    }
+
+    /**
+     * Returns an option's text.
+     *
+     * @param key the option key
+     * @param fallback the value when absent
+     * @return the value
+     */
+    public String get(String key, String fallback) {
+        return options.getOrDefault(key, fallback);
+    }
+
+    /**
+     * Returns a true/false option.
+     *
+     * @param key the option key
+     * @param fallback the value when absent
+     * @return the value
+     * @throws IllegalArgumentException if the value is neither true nor false
+     */
+    public boolean bool(String key, boolean fallback) {
+        String v = options.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL: give true or false");
+    }
+
+    /**
+     * Returns a whole-number option within bounds.
+     *
+     * @param key the option key
+     * @param fallback the value when absent
+     * @param min the smallest accepted value
+     * @param max the largest accepted value
+     * @return the value
+     * @throws IllegalArgumentException if the value is not a whole number in range
+     */
+    public int integer(String key, int fallback, int min, int max) {
+        String v = options.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // fall through to the message
+        }
+        throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL: give a whole number from "
+                + min + " to " + max);
+    }
+
+    /**
+     * Returns a positive duration option written as {@code 250ms} or {@code 5s}.
+     *
+     * @param key the option key
+     * @param fallback the value when absent
+     * @return the value
+     * @throws IllegalArgumentException if the value is not a positive duration in ms or s
+     */
+    public Duration duration(String key, Duration fallback) {
+        String v = options.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        Matcher m = Pattern.compile("(\\d{1,9})(ms|s)").matcher(v);
+        if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+            throw new IllegalArgumentException("turnstile." + key + "=" + v
+                    + " in the store URL: give a positive duration such as 100ms or 5s");
+        }
+        long n = Long.parseLong(m.group(1));
+        return m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
+    }
+}
