@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs Turnstile's side-by-side benchmarks: acquire+release against the raw SQL floor, ShedLock and
-# Spring Integration (PostgreSQL and SQLite), then the cross-process hand-off (PostgreSQL).
-# Needs PostgreSQL at 127.0.0.1:5432, database test, user postgres (trust), unless --pg-url says otherwise.
+# Spring Integration (PostgreSQL and SQLite), the cross-process hand-off (PostgreSQL), then the Redis
+# scenarios (floor, Turnstile, Redisson, ShedLock, Spring spin/pub-sub: uncontended, same-JVM blocking,
+# cross-process hand-off) with charts redis-ratios.png and redis-handoff.png beside the report.
+# Needs PostgreSQL at 127.0.0.1:5432, database test, user postgres (trust), and Redis at 127.0.0.1:6379,
+# unless --pg-url / --redis-url say otherwise (--only redis needs only Redis).
 #
 # usage: turnstile-bench/run.sh [--slices N] [--slice-ms MS] [--warmup-ms MS] [--threads 1,8]
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
-#          [--pg-url JDBC_URL] [--report FILE] [--append] [--only acquire|handoff] [--rebuild|--no-build]
+#          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
+#          [--append] [--only acquire|handoff|redis] [--rebuild|--no-build]
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
-# warm-up, hand-off 2 rounds of 10 s with 4 JVMs; results in turnstile-bench/target/bench-results.md.
+# warm-up, hand-off 2 rounds of 10 s with 4 JVMs, Redis blocking 4 threads holding 100 us;
+# results in turnstile-bench/target/bench-results.md.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,17 +34,20 @@ while (($#)); do
     --handoff-seconds) props+=("-Dbench.handoffSeconds=$2"); shift 2 ;;
     --handoff-rounds) props+=("-Dbench.handoffRounds=$2"); shift 2 ;;
     --handoff-processes) props+=("-Dbench.handoffProcesses=$2"); shift 2 ;;
+    --wait-threads) props+=("-Dbench.waitThreads=$2"); shift 2 ;;
+    --wait-hold-us) props+=("-Dbench.waitHoldMicros=$2"); shift 2 ;;
     --pg-url) props+=("-Dbench.pgUrl=$2"); shift 2 ;;
+    --redis-url) props+=("-Dbench.redisUrl=$2"); shift 2 ;;
     --report) report="$(realpath -m "$2")"; shift 2 ;;
     --append) append=1; shift ;;
     --only) only="$2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff) ;; *) echo "run.sh: --only takes acquire or handoff" >&2; exit 2 ;; esac
+case "$only" in all | acquire | handoff | redis) ;; *) echo "run.sh: --only takes acquire, handoff or redis" >&2; exit 2 ;; esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
 cp_file="$module/target/classpath.txt"
@@ -56,10 +64,15 @@ mkdir -p "$(dirname "$report")"
 props+=("-Dbench.report=$report")
 
 read -r -a java_opts <<<"${JAVA_OPTS:-}"
-if [[ $only != handoff ]]; then
+java_opts+=(-Djava.awt.headless=true)
+if [[ $only == all || $only == acquire ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.AcquireReleaseBench
 fi
-if [[ $only != acquire ]]; then
-  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench
+if [[ $only == all || $only == handoff ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench postgresql
+fi
+if [[ $only == all || $only == redis ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.RedisBench
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis
 fi
 echo "results: $report"

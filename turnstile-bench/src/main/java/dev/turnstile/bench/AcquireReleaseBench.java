@@ -1,9 +1,7 @@
 package dev.turnstile.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -23,6 +21,12 @@ import java.util.concurrent.TimeUnit;
 public final class AcquireReleaseBench {
     private AcquireReleaseBench() {}
 
+    /** The acquire+release table's columns, shared with the Redis benchmark. */
+    static Report newReport(String storeColumn) {
+        return new Report("contender", storeColumn, "threads", "ops/s (median)", "mean latency", "p99 latency",
+                "latency ÷ floor", "floor ops/s ÷ ops/s", "failures");
+    }
+
     /**
      * Runs the benchmark and appends its table to the report.
      *
@@ -38,8 +42,7 @@ public final class AcquireReleaseBench {
         int maxThreads = Collections.max(threadCounts);
         Random shuffle = new Random(BenchConfig.seed());
 
-        Report report = new Report("contender", "db", "threads", "ops/s (median)", "mean latency", "p99 latency",
-                "latency ÷ floor", "floor ops/s ÷ ops/s", "failures");
+        Report report = newReport("db");
         for (BenchDatabase db : BenchConfig.databases()) {
             // One pool for every contender, larger than the thread count so no one queues for a connection.
             try (HikariDataSource pool = db.openPool(Math.max(10, maxThreads + 2), "bench-" + db.id());
@@ -49,20 +52,10 @@ public final class AcquireReleaseBench {
                         new ShedLockContender(pool), new SpringContender(pool));
                 try {
                     for (int threads : threadCounts) {
-                        for (Contender c : contenders) {
-                            runner.run(c, threads, warmupNanos);
-                        }
-                        Map<Contender, List<SliceResult>> results = new LinkedHashMap<>();
-                        contenders.forEach(c -> results.put(c, new ArrayList<>()));
-                        for (int s = 0; s < slices; s++) {
-                            List<Contender> order = new ArrayList<>(contenders);
-                            Collections.shuffle(order, shuffle);
-                            for (Contender c : order) {
-                                results.get(c).add(runner.run(c, threads, sliceNanos));
-                            }
-                        }
+                        Map<Contender, List<SliceResult>> results = measure(runner, contenders, threads, slices,
+                                warmupNanos, sliceNanos, shuffle);
                         System.err.printf("%s, %d thread(s): %d slices done%n", db.id(), threads, slices);
-                        addRows(report, db, threads, results, contenders.get(0));
+                        addRows(report, db.id(), threads, results, contenders.get(0));
                     }
                 } finally {
                     for (Contender c : contenders) {
@@ -80,7 +73,32 @@ public final class AcquireReleaseBench {
                 slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
     }
 
-    private static void addRows(Report report, BenchDatabase db, int threads, Map<Contender, List<SliceResult>> results,
+    /**
+     * Warms up and measures every contender with {@code threads} threads in interleaved slices.
+     *
+     * @return each contender's slices, index i of every list being the same round
+     */
+    static Map<Contender, List<SliceResult>> measure(SliceRunner runner, List<Contender> contenders, int threads,
+            int slices, long warmupNanos, long sliceNanos, Random shuffle) throws Exception {
+        return SliceRunner.interleave(contenders, slices, warmupNanos, sliceNanos, shuffle,
+                (c, nanos) -> runner.run(c, threads, nanos));
+    }
+
+    /** Per slice: the contender's mean latency over the floor's in the same slice. */
+    static double[] latencyRatios(List<SliceResult> mine, List<SliceResult> floor) {
+        double[] r = new double[mine.size()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = mine.get(i).meanNanos() / floor.get(i).meanNanos();
+        }
+        return r;
+    }
+
+    /**
+     * Adds one row per contender: absolute medians over slices and the per-slice ratios to the floor.
+     *
+     * @param store the store column, such as {@code postgresql} or {@code redis}
+     */
+    static void addRows(Report report, String store, int threads, Map<Contender, List<SliceResult>> results,
             Contender floor) {
         List<SliceResult> floorSlices = results.get(floor);
         for (Map.Entry<Contender, List<SliceResult>> e : results.entrySet()) {
@@ -89,7 +107,7 @@ public final class AcquireReleaseBench {
             double[] ops = new double[n];
             double[] mean = new double[n];
             double[] p99 = new double[n];
-            double[] latencyRatio = new double[n];
+            double[] latencyRatio = latencyRatios(mine, floorSlices);
             double[] throughputRatio = new double[n];
             long failures = 0;
             for (int i = 0; i < n; i++) {
@@ -98,12 +116,11 @@ public final class AcquireReleaseBench {
                 ops[i] = r.opsPerSecond();
                 mean[i] = r.meanNanos();
                 p99[i] = r.p99Nanos();
-                latencyRatio[i] = r.meanNanos() / f.meanNanos();
                 throughputRatio[i] = f.opsPerSecond() / r.opsPerSecond();
                 failures += r.failures();
             }
             boolean isFloor = e.getKey() == floor;
-            report.row(e.getKey().id(), db.id(), threads, Report.number(Stats.median(ops), 0),
+            report.row(e.getKey().id(), store, threads, Report.number(Stats.median(ops), 0),
                     Report.micros(Stats.median(mean)), Report.micros(Stats.median(p99)),
                     isFloor ? "—" : Report.ratio(Stats.median(latencyRatio), Stats.min(latencyRatio), Stats.max(latencyRatio)),
                     isFloor ? "—" : Report.ratio(Stats.median(throughputRatio), Stats.min(throughputRatio),

@@ -17,8 +17,11 @@ import java.util.Locale;
  *   <li>{@code bench.handoffSeconds} (10), {@code bench.handoffProcesses} (4),
  *       {@code bench.handoffRounds} (2)
  *   <li>{@code bench.pgUrl} ({@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres})
+ *   <li>{@code bench.redisUrl} ({@code redis://127.0.0.1:6379})
+ *   <li>{@code bench.waitThreads} (4) and {@code bench.waitHoldMicros} (100): the Redis
+ *       same-JVM blocking scenario (threads on one name, hold time; 0 holds for no time)
  *   <li>{@code bench.report} ({@code turnstile-bench/target/bench-results.md}): Markdown output,
- *       appended to; the SQLite file and the hand-off event logs go next to it
+ *       appended to; the SQLite file, the hand-off event logs and the charts go next to it
  * </ul>
  */
 final class BenchConfig {
@@ -74,6 +77,18 @@ final class BenchConfig {
 
     static String postgresUrl() {
         return System.getProperty("bench.pgUrl", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+    }
+
+    static String redisUrl() {
+        return System.getProperty("bench.redisUrl", "redis://127.0.0.1:6379");
+    }
+
+    static int waitThreads() {
+        return positiveInt("bench.waitThreads", 4);
+    }
+
+    static long waitHoldMicros() {
+        return Math.max(0, Integer.getInteger("bench.waitHoldMicros", 100));
     }
 
     static Path reportFile() {

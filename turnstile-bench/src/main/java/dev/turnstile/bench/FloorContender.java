@@ -102,8 +102,8 @@ final class FloorContender implements Contender {
         }
     }
 
-    /** 128 random bits from SecureRandom, as Turnstile's tokens: the floor pays the same cost. */
-    private static String newToken() {
+    /** 128 random bits from SecureRandom, as Turnstile's tokens: the floors pay the same cost. */
+    static String newToken() {
         byte[] t = new byte[16];
         RANDOM.nextBytes(t);
         return B64.encodeToString(t);

@@ -1,6 +1,7 @@
 package dev.turnstile.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.turnstile.spi.LockStores;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -9,74 +10,194 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.integration.redis.util.RedisLockRegistry;
 
 /**
- * Cross-process hand-off on PostgreSQL: N child JVMs ({@link HandoffChild}) loop acquire, hold
- * 1 ms, release on one lock name for D seconds. Their logs, merged on the shared monotonic clock,
- * show how fast the lock passes to another process, how fairly it is shared (a releaser that
- * re-acquires at once can starve the others) and how much CPU waiting costs.
+ * Cross-process hand-off: N child JVMs ({@link HandoffChild}) loop acquire, hold 1 ms, release on
+ * one lock name for D seconds. Their logs, merged on the shared monotonic clock, show how fast the
+ * lock passes to another process, how fairly it is shared (a releaser that re-acquires at once can
+ * starve the others) and how much CPU waiting costs.
  *
- * <p>Contenders run one after the other, as each uses N JVMs: Turnstile, Spring, Turnstile,
- * Spring… for {@code bench.handoffRounds} rounds. ShedLock is absent: it has no waiting acquire.
- * Settings are system properties; see {@link BenchConfig}.
+ * <p>The argument picks the store: {@code postgresql} (the default: Turnstile and Spring's
+ * JdbcLockRegistry) or {@code redis} (Turnstile, Redisson, Spring's RedisLockRegistry in spin and
+ * pub-sub mode; the Redis section also gets {@code redis-handoff.png}). Contenders run one after
+ * the other, as each uses N JVMs, for {@code bench.handoffRounds} rounds. ShedLock is absent: it
+ * has no waiting acquire. Settings are system properties; see {@link BenchConfig}.
  */
 public final class HandoffBench {
     private static final String LOCK_NAME = "bench-handoff";
-    private static final List<String> CONTENDERS = List.of("turnstile", "spring");
+    private static final List<String> POSTGRES_KINDS = List.of("turnstile", "spring");
+    private static final List<String> REDIS_KINDS =
+            List.of("redis-turnstile", "redis-redisson", "redis-spring-spin", "redis-spring-pubsub");
 
     private HandoffBench() {}
+
+    /** Clears leftovers of earlier rounds. */
+    @FunctionalInterface
+    private interface Prepare {
+        void run() throws Exception;
+    }
 
     /**
      * Runs the rounds and appends the table to the report.
      *
-     * @param args ignored; use {@code -Dbench.*} system properties
-     * @throws Exception if a child fails or PostgreSQL cannot be reached
+     * @param args {@code postgresql} (default) or {@code redis}; otherwise {@code -Dbench.*} system properties
+     * @throws Exception if a child fails or the store cannot be reached
      */
     public static void main(String[] args) throws Exception {
         Logging.quiet();
+        String store = args.length > 0 ? args[0].toLowerCase(Locale.ROOT) : "postgresql";
         int processes = BenchConfig.handoffProcesses();
         int seconds = BenchConfig.handoffSeconds();
         int rounds = BenchConfig.handoffRounds();
-        Path dir = BenchConfig.workDir().resolve("handoff");
-        Files.createDirectories(dir);
-
-        Report report = new Report("contender (round)", "acquisitions/s", "hand-offs/s to another process",
-                "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s", "overlaps");
-        try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(1, "handoff-parent")) {
-            for (int round = 1; round <= rounds; round++) {
-                for (String which : CONTENDERS) {
-                    BenchDatabase.POSTGRESQL.prepare(pool); // no leftover lease from an earlier round
-                    HandoffResult r = runRound(which, round, processes, seconds, dir);
-                    System.err.printf("hand-off %s round %d: %d acquisitions%n", which, round, r.acquisitions());
-                    report.row(which.toUpperCase(Locale.ROOT) + " (" + round + ")",
-                            Report.number(r.acquisitions() / r.seconds(), 1),
-                            Report.number(r.handoffs() / r.seconds(), 1),
-                            Report.millis(r.gapP50Nanos()), Report.millis(r.gapP99Nanos()), Report.millis(r.gapMaxNanos()),
-                            String.format(Locale.ROOT, "%.1f%%–%.1f%%", 100 * r.minShare(), 100 * r.maxShare()),
-                            Report.number(r.cpuPerSecond(), 3),
-                            r.overlaps() == 0 ? "0" : "**" + r.overlaps() + "**");
-                }
-            }
-            BenchDatabase.POSTGRESQL.deleteBenchRows(pool);
-        }
-        report.emit("Cross-process hand-off, PostgreSQL", String.format(Locale.ROOT,
+        String common = String.format(Locale.ROOT,
                 "%d JVMs loop acquire (wait up to 30 s), hold 1 ms (sleep), release, for %d s per round. Gap = release "
                         + "call to the next holder's acquire return, only when the lock passes to another process. "
-                        + "Fair share would be %.1f%% each. CPU includes each JVM's own JIT and GC. Turnstile: default "
-                        + "poll 2 ms–1 s with backoff; Spring: default idleBetweenTries 100 ms.",
-                processes, seconds, 100.0 / processes));
+                        + "Fair share would be %.1f%% each. CPU includes each JVM's own JIT and GC",
+                processes, seconds, 100.0 / processes);
+        switch (store) {
+            case "postgresql" -> {
+                try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(1, "handoff-parent")) {
+                    Report report = newReport();
+                    runAll(report, POSTGRES_KINDS, rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool));
+                    BenchDatabase.POSTGRESQL.deleteBenchRows(pool);
+                    report.emit("Cross-process hand-off, PostgreSQL", common + ". Turnstile: default poll 2 ms–1 s with "
+                            + "backoff; Spring: default idleBetweenTries 100 ms.");
+                }
+            }
+            case "redis" -> {
+                if (System.getProperty("java.awt.headless") == null) {
+                    System.setProperty("java.awt.headless", "true");
+                }
+                Report report = newReport();
+                Map<String, List<HandoffResult>> results;
+                try {
+                    results = runAll(report, REDIS_KINDS, rounds, processes, seconds, BenchRedis::deleteBenchKeys);
+                } finally {
+                    BenchRedis.deleteBenchKeys();
+                }
+                Path png = Report.chartFile("redis-handoff.png");
+                handoffChart(results, rounds, processes, seconds).write(png);
+                report.emit("Redis: cross-process hand-off (S3x)", common + ", but not the Redis server's. TURNSTILE: "
+                        + "`LockStores.open(\"" + BenchConfig.redisUrl() + "\")`, woken by the release's PUBLISH, polling "
+                        + "2 ms–1 s as the fallback; REDISSON: `tryLock(30, 30, SECONDS)`, default config (woken by its "
+                        + "unlock message); SPRING_SPIN: RedisLockRegistry SPIN_LOCK, retries every 100 ms "
+                        + "(idleBetweenTries); SPRING_PUBSUB: PUB_SUB_LOCK, woken by the unlock message.", png);
+            }
+            default -> throw new IllegalArgumentException("HandoffBench: unknown store '" + store + "': postgresql or redis");
+        }
     }
 
-    /** Builds the waiting contender a child runs; shared with {@link HandoffChild}. */
-    static WaitingContender contender(String which, DataSource pool) {
-        return switch (which) {
-            case "turnstile" -> new TurnstileContender(pool);
-            case "spring" -> new SpringContender(pool);
-            default -> throw new IllegalArgumentException("unknown hand-off contender '" + which + "': turnstile or spring");
+    private static Report newReport() {
+        return new Report("contender (round)", "acquisitions/s", "hand-offs/s to another process",
+                "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s", "overlaps");
+    }
+
+    /** Runs every kind once per round, in that order, and adds a row per run. */
+    private static Map<String, List<HandoffResult>> runAll(Report report, List<String> kinds, int rounds, int processes,
+            int seconds, Prepare prepare) throws Exception {
+        Path dir = BenchConfig.workDir().resolve("handoff");
+        Files.createDirectories(dir);
+        Map<String, List<HandoffResult>> all = new LinkedHashMap<>();
+        for (int round = 1; round <= rounds; round++) {
+            for (String kind : kinds) {
+                prepare.run(); // no leftover lease from an earlier round
+                HandoffResult r = runRound(kind, round, processes, seconds, dir);
+                System.err.printf("hand-off %s round %d: %d acquisitions%n", kind, round, r.acquisitions());
+                all.computeIfAbsent(label(kind), k -> new ArrayList<>()).add(r);
+                report.row(label(kind) + " (" + round + ")",
+                        Report.number(r.acquisitions() / r.seconds(), 1),
+                        Report.number(r.handoffs() / r.seconds(), 1),
+                        Report.millis(r.gapP50Nanos()), Report.millis(r.gapP99Nanos()), Report.millis(r.gapMaxNanos()),
+                        String.format(Locale.ROOT, "%.1f%%–%.1f%%", 100 * r.minShare(), 100 * r.maxShare()),
+                        Report.number(r.cpuPerSecond(), 3),
+                        r.overlaps() == 0 ? "0" : "**" + r.overlaps() + "**");
+            }
+        }
+        return all;
+    }
+
+    private static BarChart handoffChart(Map<String, List<HandoffResult>> results, int rounds, int processes, int seconds) {
+        List<String> labels = new ArrayList<>(results.keySet());
+        BarChart chart = new BarChart("Redis: hand-offs per second to another process",
+                String.format(Locale.ROOT, "%d JVMs blocking on one name, hold 1 ms, %d s per round; higher is better",
+                        processes, seconds),
+                "hand-offs / s", "%.0f", labels);
+        for (int round = 0; round < rounds; round++) {
+            double[] v = new double[labels.size()];
+            for (int i = 0; i < labels.size(); i++) {
+                HandoffResult r = results.get(labels.get(i)).get(round);
+                v[i] = r.handoffs() / r.seconds();
+            }
+            chart.series("round " + (round + 1), v, null, null);
+        }
+        return chart;
+    }
+
+    /** The table label of a contender kind: {@code redis-spring-spin} is {@code SPRING_SPIN}. */
+    static String label(String kind) {
+        return kind.replaceFirst("^redis-", "").replace('-', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * Opens the waiting contender a child runs, with everything it needs (pool, client), all of
+     * which its {@code close()} frees.
+     *
+     * @param kind {@code turnstile}, {@code spring} (PostgreSQL), {@code redis-turnstile},
+     *     {@code redis-redisson}, {@code redis-spring-spin} or {@code redis-spring-pubsub}
+     */
+    static WaitingContender open(String kind) {
+        switch (kind) {
+            case "turnstile", "spring" -> {
+                HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(2, "handoff-" + ProcessHandle.current().pid());
+                WaitingContender c = kind.equals("turnstile") ? new TurnstileContender(pool) : new SpringContender(pool);
+                return owning(c, pool);
+            }
+            case "redis-turnstile" -> {
+                return new TurnstileContender(LockStores.open(BenchConfig.redisUrl()), true);
+            }
+            case "redis-redisson" -> {
+                return new RedissonContender(BenchRedis.redisson(), true);
+            }
+            case "redis-spring-spin", "redis-spring-pubsub" -> {
+                LettuceConnectionFactory factory = BenchRedis.springFactory();
+                WaitingContender c = SpringContender.redis(factory, kind.endsWith("spin")
+                        ? RedisLockRegistry.RedisLockType.SPIN_LOCK : RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+                return owning(c, factory::destroy);
+            }
+            default -> throw new IllegalArgumentException("unknown hand-off contender '" + kind + "': one of "
+                    + POSTGRES_KINDS + " or " + REDIS_KINDS);
+        }
+    }
+
+    /** A contender that also closes {@code resource} (after itself). */
+    private static WaitingContender owning(WaitingContender c, AutoCloseable resource) {
+        return new WaitingContender() {
+            @Override
+            public String id() {
+                return c.id();
+            }
+
+            @Override
+            public Held acquire(String lockName, java.time.Duration maxWait) throws Exception {
+                return c.acquire(lockName, maxWait);
+            }
+
+            @Override
+            public void close() {
+                c.close();
+                try {
+                    resource.close();
+                } catch (Exception e) {
+                    System.err.println(c.id() + ": closing its resources failed: " + e);
+                }
+            }
         };
     }
 
@@ -91,7 +212,7 @@ public final class HandoffBench {
                 Files.deleteIfExists(log);
                 logs.add(log);
                 ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-Dbench.pgUrl=" + BenchConfig.postgresUrl(),
-                        "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
+                        "-Dbench.redisUrl=" + BenchConfig.redisUrl(), "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
                         log.toString());
                 pb.redirectError(ProcessBuilder.Redirect.INHERIT);
                 children.add(pb.start());

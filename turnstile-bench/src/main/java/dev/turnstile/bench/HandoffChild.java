@@ -1,6 +1,5 @@
 package dev.turnstile.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
@@ -29,19 +28,18 @@ public final class HandoffChild {
     /**
      * Runs one child.
      *
-     * @param args {@code turnstile|spring}, the lock name, the log file
+     * @param args the contender kind (see {@link HandoffBench#open}), the lock name, the log file
      * @throws Exception on any failure; the parent reports the exit code
      */
     public static void main(String[] args) throws Exception {
         Logging.quiet();
         if (args.length != 3) {
-            throw new IllegalArgumentException("usage: HandoffChild turnstile|spring <lockName> <logFile>");
+            throw new IllegalArgumentException("usage: HandoffChild <kind> <lockName> <logFile>");
         }
         String lockName = args[1];
         Path logFile = Path.of(args[2]);
         long pid = ProcessHandle.current().pid();
-        try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(2, "handoff-" + pid);
-                WaitingContender contender = HandoffBench.contender(args[0], pool)) {
+        try (WaitingContender contender = HandoffBench.open(args[0])) {
             // Warm the code paths on a private name, so the JIT is not part of the first hand-offs.
             String warmName = lockName + "-warm-" + pid;
             for (int i = 0; i < WARMUP_CYCLES; i++) {

@@ -13,7 +13,8 @@ import java.util.Locale;
 
 /**
  * Builds a Markdown table, prints it and appends it to the report file
- * ({@code bench.report}). Appending lets the two benchmarks of one {@code run.sh} share a file.
+ * ({@code bench.report}), optionally followed by links to chart images beside it. Appending lets
+ * the benchmarks of one {@code run.sh} share a file.
  */
 final class Report {
     private final List<String> headers;
@@ -51,15 +52,32 @@ final class Report {
         b.append("| ").append(String.join(" | ", cells)).append(" |\n");
     }
 
-    /** Prints the section to standard output and appends it to the report file. */
-    void emit(String title, String notes) throws IOException {
+    /**
+     * Prints the section to standard output and appends it to the report file.
+     *
+     * @param images charts to show under the table: PNG files beside the report (see
+     *     {@link #chartFile}), referenced by their file name
+     */
+    void emit(String title, String notes, Path... images) throws IOException {
+        StringBuilder pictures = new StringBuilder();
+        for (Path image : images) {
+            String name = image.getFileName().toString();
+            pictures.append("\n![").append(title).append(": ").append(name).append("](").append(name).append(")\n");
+        }
         String section = "## " + title + " (" + OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS) + ")\n\n"
-                + markdown() + (notes.isEmpty() ? "" : "\n" + notes + "\n") + "\n";
+                + markdown() + (notes.isEmpty() ? "" : "\n" + notes + "\n") + pictures + "\n";
         System.out.print(section);
         Path file = BenchConfig.reportFile();
         Files.createDirectories(file.getParent());
         Files.writeString(file, section, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         System.out.println("(appended to " + file + ")");
+    }
+
+    /** Where a chart of the report goes: beside the report file, so a relative link finds it. */
+    static Path chartFile(String fileName) throws IOException {
+        Path dir = BenchConfig.reportFile().getParent();
+        Files.createDirectories(dir);
+        return dir.resolve(fileName);
     }
 
     static String micros(double nanos) {

@@ -10,9 +10,10 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
 
 /**
- * ShedLock's plain-JDBC provider on the shared pool. That provider has no database-time mode
- * (only the JdbcTemplate provider has {@code usingDbTime()}), so its expiry uses this JVM's clock.
- * ShedLock has no blocking acquire, so it only takes part in the acquire+release benchmark.
+ * ShedLock through one of its providers. On SQL: the plain-JDBC provider on the shared pool, which
+ * has no database-time mode (only the JdbcTemplate provider has {@code usingDbTime()}), so its
+ * expiry uses this JVM's clock. On Redis: whatever provider the Redis benchmark passes in.
+ * ShedLock has no blocking acquire, so it only takes part in the acquire+release benchmarks.
  */
 final class ShedLockContender implements Contender {
     private static final Duration AT_MOST = Duration.ofSeconds(30);
@@ -20,7 +21,11 @@ final class ShedLockContender implements Contender {
     private final LockProvider provider;
 
     ShedLockContender(DataSource dataSource) {
-        this.provider = new JdbcLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE);
+        this(new JdbcLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE));
+    }
+
+    ShedLockContender(LockProvider provider) {
+        this.provider = provider;
     }
 
     @Override

@@ -1,20 +1,60 @@
 package dev.turnstile.bench;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Runs one contender with N threads for a fixed time, each thread cycling on its own lock name,
- * and records every cycle's latency. Threads start together from a latch so that the slice's
- * throughput is over a common window.
+ * Runs one contender with N threads for a fixed time and records every cycle's latency: either
+ * each thread cycling acquire+release on its own lock name ({@link #run}), or all threads blocking
+ * on one shared name ({@link #runWaiting}). Threads start together from a latch so that the
+ * slice's throughput is over a common window. {@link #interleave} runs several contenders in
+ * shuffled, interleaved slices.
  */
 final class SliceRunner implements AutoCloseable {
+    /** Measures one contender for a given time. */
+    @FunctionalInterface
+    interface Measure<C, R> {
+        R run(C contender, long durationNanos) throws Exception;
+    }
+
+    /**
+     * Warms every contender up once, then runs {@code slices} rounds in which every contender gets
+     * one slice, in an order shuffled per round, so a burst of machine noise hits them all alike.
+     *
+     * @return each contender's slice results, in slice order (index i of every list is round i)
+     */
+    static <C, R> Map<C, List<R>> interleave(List<C> contenders, int slices, long warmupNanos, long sliceNanos,
+            Random shuffle, Measure<C, R> measure) throws Exception {
+        for (C c : contenders) {
+            measure.run(c, warmupNanos);
+        }
+        Map<C, List<R>> results = new LinkedHashMap<>();
+        contenders.forEach(c -> results.put(c, new ArrayList<>()));
+        for (int s = 0; s < slices; s++) {
+            List<C> order = new ArrayList<>(contenders);
+            Collections.shuffle(order, shuffle);
+            for (C c : order) {
+                results.get(c).add(measure.run(c, sliceNanos));
+            }
+        }
+        return results;
+    }
+
     private final ExecutorService threads;
 
     SliceRunner(int maxThreads) {
@@ -99,6 +139,97 @@ final class SliceRunner implements AutoCloseable {
             t = after;
         }
         return new ThreadResult(latencies.toArray(), failures, t, firstError);
+    }
+
+    private static final Duration MAX_WAIT = Duration.ofSeconds(30);
+
+    private record WaitThreadResult(long[] waits, long failures, Exception firstError) {}
+
+    /**
+     * Runs {@code threadCount} threads that loop acquire (waiting up to 30 s), hold, release on
+     * one shared lock name until the slice ends. Only acquisitions that returned inside the slice
+     * count; a waiter still blocked at the end finishes its cycle uncounted. Mutual exclusion
+     * inside this JVM is checked on every hold.
+     *
+     * @param holdNanos how long each hold parks; 0 releases at once
+     */
+    WaitSliceResult runWaiting(WaitingContender contender, int threadCount, String lockName, long holdNanos,
+            long durationNanos) throws Exception {
+        CountDownLatch ready = new CountDownLatch(threadCount);
+        CountDownLatch go = new CountDownLatch(1);
+        long[] start = new long[1];
+        AtomicInteger inside = new AtomicInteger();
+        AtomicLong overlaps = new AtomicLong();
+        List<Future<WaitThreadResult>> futures = new ArrayList<>();
+        for (int i = 0; i < threadCount; i++) {
+            futures.add(threads.submit(() -> {
+                ready.countDown();
+                go.await();
+                return waitLoop(contender, lockName, holdNanos, start[0] + durationNanos, inside, overlaps);
+            }));
+        }
+        ready.await();
+        start[0] = System.nanoTime();
+        go.countDown();
+
+        long[] perThread = new long[threadCount];
+        List<long[]> all = new ArrayList<>();
+        long failures = 0;
+        Exception firstError = null;
+        for (int i = 0; i < threadCount; i++) {
+            WaitThreadResult r = futures.get(i).get();
+            perThread[i] = r.waits().length;
+            all.add(r.waits());
+            failures += r.failures();
+            firstError = firstError != null ? firstError : r.firstError();
+        }
+        if (firstError != null) {
+            System.err.println(contender.id() + ": a blocking cycle threw " + firstError);
+        }
+        long[] merged = all.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+        double mean = Arrays.stream(merged).average().orElse(Double.NaN);
+        return new WaitSliceResult(merged.length, failures, overlaps.get(), durationNanos, perThread, mean,
+                Stats.percentile(merged, 50), Stats.percentile(merged, 99));
+    }
+
+    private static WaitThreadResult waitLoop(WaitingContender contender, String lockName, long holdNanos, long deadline,
+            AtomicInteger inside, AtomicLong overlaps) {
+        LongList waits = new LongList(1024);
+        long failures = 0;
+        Exception firstError = null;
+        while (true) {
+            long t0 = System.nanoTime();
+            if (t0 - deadline >= 0) {
+                break;
+            }
+            WaitingContender.Held held;
+            try {
+                held = contender.acquire(lockName, MAX_WAIT);
+            } catch (Exception e) {
+                failures++;
+                firstError = firstError != null ? firstError : e;
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // no hot loop on a failing store
+                continue;
+            }
+            long t1 = System.nanoTime();
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            if (holdNanos > 0) {
+                LockSupport.parkNanos(holdNanos);
+            }
+            inside.decrementAndGet(); // before the release: after it, another thread may hold the lock
+            try {
+                held.release();
+            } catch (Exception e) {
+                failures++;
+                firstError = firstError != null ? firstError : e;
+            }
+            if (t1 - deadline < 0) {
+                waits.add(t1 - t0);
+            }
+        }
+        return new WaitThreadResult(waits.toArray(), failures, firstError);
     }
 
     @Override

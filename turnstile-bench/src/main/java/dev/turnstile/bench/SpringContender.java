@@ -4,36 +4,71 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import javax.sql.DataSource;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.support.locks.LockRegistry;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /**
- * Spring Integration's {@link JdbcLockRegistry} over a {@link DefaultLockRepository} on the shared
- * pool, with a 30 s time to live and the default 100 ms idle between tries.
+ * A Spring Integration lock registry, all with a 30 s time to live and default idle between tries
+ * (100 ms): {@link JdbcLockRegistry} over a {@link DefaultLockRepository} on the shared pool, or
+ * {@link RedisLockRegistry} in its spin-lock or pub-sub mode on a Lettuce connection factory.
  */
 final class SpringContender implements Contender, WaitingContender {
-    /** The bench's own region, so set-up can clear its rows without touching anyone else's. */
+    /** The bench's own region (JDBC) and registry key (Redis: keys {@code bench:<name>}). */
     static final String REGION = "bench";
+    private static final long TTL_MILLIS = 30_000;
 
-    private final DefaultLockRepository repository;
-    private final JdbcLockRegistry registry;
+    private final String id;
+    private final LockRegistry registry;
+    private final AutoCloseable closer;
+
+    private SpringContender(String id, LockRegistry registry, AutoCloseable closer) {
+        this.id = id;
+        this.registry = registry;
+        this.closer = closer;
+    }
 
     SpringContender(DataSource dataSource) {
-        repository = new DefaultLockRepository(dataSource);
+        this("SPRING", jdbcRegistry(dataSource));
+    }
+
+    private SpringContender(String id, DefaultLockRepository repository) {
+        this(id, new JdbcLockRegistry(repository), repository::close);
+    }
+
+    private static DefaultLockRepository jdbcRegistry(DataSource dataSource) {
+        DefaultLockRepository repository = new DefaultLockRepository(dataSource);
         repository.setRegion(REGION);
-        repository.setTimeToLive(30_000);
+        repository.setTimeToLive((int) TTL_MILLIS);
         // Outside an application context nobody injects the transaction manager or calls the
         // lifecycle hooks; without afterSingletonsInstantiated() the repository has no transaction templates.
         repository.setTransactionManager(new DataSourceTransactionManager(dataSource));
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
-        registry = new JdbcLockRegistry(repository);
+        return repository;
+    }
+
+    /**
+     * Spring Integration's {@link RedisLockRegistry} on a started connection factory, which stays
+     * the caller's.
+     *
+     * @param factory the connection factory
+     * @param type spin lock (polls every 100 ms while waiting) or pub-sub lock (woken by the unlock)
+     * @return the contender, labelled {@code SPRING_SPIN} or {@code SPRING_PUBSUB}
+     */
+    static SpringContender redis(RedisConnectionFactory factory, RedisLockRegistry.RedisLockType type) {
+        RedisLockRegistry registry = new RedisLockRegistry(factory, REGION, TTL_MILLIS);
+        registry.setRedisLockType(type);
+        String id = type == RedisLockRegistry.RedisLockType.SPIN_LOCK ? "SPRING_SPIN" : "SPRING_PUBSUB";
+        return new SpringContender(id, registry, registry::destroy);
     }
 
     @Override
     public String id() {
-        return "SPRING";
+        return id;
     }
 
     @Override
@@ -57,6 +92,10 @@ final class SpringContender implements Contender, WaitingContender {
 
     @Override
     public void close() {
-        repository.close();
+        try {
+            closer.close();
+        } catch (Exception e) {
+            System.err.println(id + ": close failed: " + e);
+        }
     }
 }

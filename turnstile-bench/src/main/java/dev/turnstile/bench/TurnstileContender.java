@@ -5,18 +5,33 @@ import dev.turnstile.LockOptions;
 import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.Turnstile;
 import dev.turnstile.jdbc.JdbcLockStore;
+import dev.turnstile.spi.LockStore;
 import java.time.Duration;
 import java.util.Optional;
 import javax.sql.DataSource;
 
-/** Turnstile over {@link JdbcLockStore} on the shared pool, with a 30 s lease and no keep-alive. */
+/**
+ * Turnstile with a 30 s lease and no keep-alive, over {@link JdbcLockStore} on the shared pool or
+ * over any other store (the Redis benchmarks pass a {@code RedisLockStore}).
+ */
 final class TurnstileContender implements Contender, WaitingContender {
     private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofSeconds(30));
 
     private final Turnstile turnstile;
+    private final LockStore ownedStore;
 
     TurnstileContender(DataSource dataSource) {
-        this.turnstile = Turnstile.builder(JdbcLockStore.builder(dataSource).build()).build();
+        this(JdbcLockStore.builder(dataSource).build(), false);
+    }
+
+    /**
+     * @param store the store to lock on
+     * @param closeStore whether {@link #close()} closes the store too (when it was opened for this
+     *     contender alone, as a hand-off child's is)
+     */
+    TurnstileContender(LockStore store, boolean closeStore) {
+        this.turnstile = Turnstile.builder(store).build();
+        this.ownedStore = closeStore ? store : null;
     }
 
     @Override
@@ -45,5 +60,8 @@ final class TurnstileContender implements Contender, WaitingContender {
     @Override
     public void close() {
         turnstile.close();
+        if (ownedStore != null) {
+            ownedStore.close();
+        }
     }
 }

@@ -52,18 +52,18 @@ import org.slf4j.LoggerFactory;
 public final class RedisLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
 
-    /** KEYS: lock, fence. ARGV: owner, token, ttl ms. Returns {fence, now, expires} or {0, pttl} if busy. */
+    /** KEYS: lock, fence. ARGV: owner, token, ttl ms. Returns {fence, now, expires}, or {0} if busy. */
     static final String ACQUIRE = """
-            if redis.call('EXISTS', KEYS[1]) == 1 then
-              return {0, redis.call('PTTL', KEYS[1])}
-            end
+            if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            if redis.call('EXISTS', KEYS[2]) == 0 then
-              -- a counter lost in a restart resumes above every fence it issued: microseconds only grow
-              redis.call('SET', KEYS[2], string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2])))
-            end
             local fence = redis.call('INCR', KEYS[2])
+            if fence == 1 then
+              -- the counter was missing (a new name, or lost in a restart without persistence):
+              -- resume from the server's clock in microseconds, above every fence issued before
+              fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              redis.call('SET', KEYS[2], string.format('%.0f', fence))
+            end
             local expires = now + tonumber(ARGV[3])
             redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2], 'fence', fence,
                        'acquired_at', now, 'expires_at', expires)
