@@ -23,7 +23,9 @@ import java.util.Set;
  *   <li>{@code turnstile.connectTimeout} — milliseconds to wait for a connection (default 5000)
  * </ul>
  *
- * <p>SQLite URLs get {@code journal_mode=WAL} and {@code busy_timeout=10000} unless they set them,
+ * <p>PostgreSQL, MariaDB and MySQL connections get a 30 s socket timeout unless the URL sets the
+ * driver's {@code socketTimeout}, so a database that stops answering cannot hang a lock call.
+ * SQLite URLs get {@code journal_mode=WAL} and {@code busy_timeout=10000} unless they set them,
  * so several processes on one host can share the file.
  */
 public final class JdbcLockStoreFactory implements LockStoreFactory {
@@ -73,6 +75,15 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         config.setMinimumIdle(1);
         config.setConnectionTimeout(connectTimeout);
         config.setInitializationFailTimeout(1);
+        // A database that stops answering (paused, partitioned) must not hang a lock call forever;
+        // the driver's own socketTimeout in the URL, if given, wins.
+        if (!p.jdbcUrl.contains("socketTimeout=")) {
+            if (p.dialect == SqlDialect.POSTGRESQL) {
+                config.addDataSourceProperty("socketTimeout", "30");
+            } else if (p.dialect == SqlDialect.MARIADB) {
+                config.addDataSourceProperty("socketTimeout", "30000");
+            }
+        }
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
