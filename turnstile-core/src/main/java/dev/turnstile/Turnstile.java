@@ -30,6 +30,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Turnstile implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
+    private static final long NOTIFIED_POLL_FLOOR_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final LockStore store;
     private final String owner;
@@ -169,6 +170,9 @@ public final class Turnstile implements AutoCloseable {
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
         try (ReleaseWatch watch = store.watchReleases(name, () -> waitRooms.signal(name))) {
+            // With release notifications the poll is only a safety net (expiry, a lost message):
+            // it need not be frequent, and many waiters must not hammer the store.
+            long pollFloor = watch == ReleaseWatch.NONE ? 0 : NOTIFIED_POLL_FLOOR_NANOS;
             seen = deferToOtherWaiters(name, seen, deadline);
             while (true) {
                 if (Thread.interrupted()) {
@@ -184,7 +188,8 @@ public final class Turnstile implements AutoCloseable {
                     log.debug("lock '{}' stayed busy for {}", name, maxWait);
                     return Optional.empty();
                 }
-                seen = waitRooms.await(name, seen, Math.min(left, backoff.nextDelayNanos(now - start)));
+                long delay = Math.max(pollFloor, backoff.nextDelayNanos(now - start));
+                seen = waitRooms.await(name, seen, Math.min(left, delay));
             }
         } finally {
             waitRooms.leave(name);

@@ -121,6 +121,50 @@ class RedisLockStoreTest {
         }
     }
 
+    @Test
+    void manyWaitersOnOneLockDoNotHammerTheServer() throws Exception {
+        String name = name();
+        List<LockStore> stores = new java.util.ArrayList<>();
+        try (LockStore holderStore = LockStores.open(RedisServers.STANDALONE)) {
+            Lease holder = Turnstile.builder(holderStore).build().tryAcquire(name).orElseThrow();
+            long before = evalshaCalls();
+            List<CompletableFuture<Long>> waiters = new java.util.ArrayList<>();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(20);
+            for (int i = 0; i < 20; i++) {
+                LockStore s = LockStores.open(RedisServers.STANDALONE);
+                stores.add(s);
+                Turnstile t = Turnstile.builder(s).build();
+                waiters.add(CompletableFuture.supplyAsync(() -> {
+                    try (Lease lease = t.acquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30)), Duration.ofSeconds(30))
+                            .orElseThrow()) {
+                        return System.nanoTime();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, pool));
+            }
+            Thread.sleep(3000);
+            long calls = evalshaCalls() - before;
+            assertThat(calls).as("20 waiters for 3 s: a safety-net poll, not a spin").isLessThan(20 * 3 * 15);
+            long released = System.nanoTime();
+            holder.release();
+            long first = Long.MAX_VALUE;
+            for (CompletableFuture<Long> w : waiters) {
+                first = Math.min(first, w.get(30, TimeUnit.SECONDS)); // each gets its turn
+            }
+            assertThat(Duration.ofNanos(first - released)).as("the first waiter is woken at once").isLessThan(Duration.ofMillis(500));
+            pool.shutdownNow();
+        } finally {
+            stores.forEach(LockStore::close);
+        }
+    }
+
+    long evalshaCalls() {
+        String stats = raw.sync().info("commandstats");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(stats);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"", "has space", "brace{", "star*", "q?", "[x]", "back\\slash"})
     void badPrefixesAreRejected(String prefix) {
