@@ -169,10 +169,8 @@ public final class Turnstile implements AutoCloseable {
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
-        try (ReleaseWatch watch = store.watchReleases(name, () -> waitRooms.signal(name))) {
-            // With release notifications the poll is only a safety net (expiry, a lost message):
-            // it need not be frequent, and many waiters must not hammer the store.
-            long pollFloor = watch == ReleaseWatch.NONE ? 0 : NOTIFIED_POLL_FLOOR_NANOS;
+        ReleaseWatch watch = null;
+        try {
             seen = deferToOtherWaiters(name, seen, deadline);
             while (true) {
                 if (Thread.interrupted()) {
@@ -188,10 +186,22 @@ public final class Turnstile implements AutoCloseable {
                     log.debug("lock '{}' stayed busy for {}", name, maxWait);
                     return Optional.empty();
                 }
-                long delay = Math.max(pollFloor, backoff.nextDelayNanos(now - start));
+                if (watch == null) {
+                    // Subscribe only once the lock is busy (a free lock costs no extra round trip),
+                    // then try again at once so a release in between is not missed.
+                    watch = store.watchReleases(name, () -> waitRooms.signal(name));
+                    continue;
+                }
+                // With release notifications the poll is only a safety net (expiry, a lost
+                // message): it need not be frequent, and many waiters must not hammer the store.
+                long floor = watch == ReleaseWatch.NONE ? 0 : NOTIFIED_POLL_FLOOR_NANOS;
+                long delay = Math.max(floor, backoff.nextDelayNanos(now - start));
                 seen = waitRooms.await(name, seen, Math.min(left, delay));
             }
         } finally {
+            if (watch != null) {
+                watch.close();
+            }
             waitRooms.leave(name);
         }
     }
