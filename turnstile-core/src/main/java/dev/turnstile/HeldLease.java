@@ -58,9 +58,14 @@ final class HeldLease implements Lease {
         this.deadlineNanos = startNanos + ttl.toNanos() - driftMargin(ttl);
     }
 
-    /** Clock-rate drift and scheduling slack: 1% of the TTL plus 2 ms, as Redlock does. */
+    /**
+     * Clock-rate drift and scheduling slack: 1% of the TTL plus 2 ms (as Redlock does), but at
+     * least a tenth of the TTL up to 100 ms, so that a timer a little late on a loaded host still
+     * reports the loss before the store can grant the lock to someone else.
+     */
     static long driftMargin(Duration ttl) {
-        return ttl.toNanos() / 100 + 2_000_000L;
+        long ttlNanos = ttl.toNanos();
+        return Math.max(ttlNanos / 100 + 2_000_000L, Math.min(ttlNanos / 10, 100_000_000L));
     }
 
     void start() {

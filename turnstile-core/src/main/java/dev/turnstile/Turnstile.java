@@ -176,7 +176,15 @@ public final class Turnstile implements AutoCloseable {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
                 }
-                Optional<Lease> lease = tryAcquire(name, options);
+                Optional<Lease> lease;
+                try {
+                    lease = tryAcquire(name, options);
+                } catch (StoreUnavailableException e) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                    }
+                    throw e;
+                }
                 if (lease.isPresent()) {
                     return lease;
                 }
@@ -266,24 +274,43 @@ public final class Turnstile implements AutoCloseable {
     }
 
     private HeldLease acquireOnce(String name, LockOptions options) {
-        String token = Owners.newToken();
-        long start = System.nanoTime();
-        Optional<Grant> grant;
-        try {
-            grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor()));
-        } catch (StoreUnavailableException e) {
-            log.error("acquiring lock '{}' on {} failed: {}", name, store.description(), e.getMessage());
-            undoAmbiguousAcquire(name, token);
-            throw e;
+        for (int attempt = 1; ; attempt++) {
+            String token = Owners.newToken();
+            long start = System.nanoTime();
+            Optional<Grant> grant;
+            try {
+                grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor()));
+            } catch (StoreUnavailableException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    log.debug("acquiring lock '{}' was interrupted", name);
+                } else {
+                    log.error("acquiring lock '{}' on {} failed: {}", name, store.description(), e.getMessage());
+                }
+                undoAmbiguousAcquire(name, token);
+                throw e;
+            }
+            if (grant.isEmpty()) {
+                log.debug("lock '{}' is busy", name);
+                return null;
+            }
+            long took = System.nanoTime() - start;
+            if (took > options.lockAtMostFor().toNanos() / 2) {
+                // The lease is counted from before the call, so most of it is already gone (a cold
+                // connection, a stalled store): hand it back rather than return a lease about to die.
+                undoAmbiguousAcquire(name, token);
+                if (attempt == 1) {
+                    log.debug("acquiring lock '{}' took {} ms, more than half its TTL; trying once more", name, took / 1_000_000);
+                    continue;
+                }
+                throw new StoreUnavailableException("acquiring lock '" + name + "' on " + store.description() + " took "
+                        + took / 1_000_000 + " ms, more than half of lockAtMostFor (" + options.lockAtMostFor().toMillis()
+                        + " ms): the store is too slow for this TTL", null);
+            }
+            HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant.get(), options, start);
+            held.add(lease);
+            lease.start();
+            return lease;
         }
-        if (grant.isEmpty()) {
-            log.debug("lock '{}' is busy", name);
-            return null;
-        }
-        HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant.get(), options, start);
-        held.add(lease);
-        lease.start();
-        return lease;
     }
 
     /** The acquire may have committed before the error: free its token rather than strand the lock. */
@@ -318,7 +345,7 @@ public final class Turnstile implements AutoCloseable {
         private final LockStore store;
         private String owner;
         private Duration pollMin = Duration.ofMillis(2);
-        private Duration pollMax = Duration.ofSeconds(1);
+        private Duration pollMax = Duration.ofMillis(500);
         private Duration courtesy;
 
         private Builder(LockStore store) {
@@ -341,7 +368,7 @@ public final class Turnstile implements AutoCloseable {
         /**
          * Sets the bounds of the poll interval used while waiting for a lock held elsewhere. The
          * interval grows to about a tenth of the time already waited, between these bounds.
-         * Default 2 ms to 1 s.
+         * Default 2 ms to 500 ms.
          *
          * @param min the shortest interval, at least 1 ms
          * @param max the longest interval, at least {@code min}

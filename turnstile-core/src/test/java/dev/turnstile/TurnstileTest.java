@@ -26,6 +26,7 @@ class TurnstileTest {
         final AtomicBoolean down = new AtomicBoolean();
         final AtomicBoolean failAfterAcquire = new AtomicBoolean();
         final AtomicInteger releases = new AtomicInteger();
+        final java.util.Queue<Long> acquireDelaysMillis = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
         private void check() {
             if (down.get()) {
@@ -36,6 +37,15 @@ class TurnstileTest {
         @Override
         public Optional<Grant> tryAcquire(AcquireRequest r) {
             check();
+            Long delay = acquireDelaysMillis.poll();
+            if (delay != null) {
+                try {
+                    Thread.sleep(delay);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreUnavailableException("interrupted while talking to the store", e);
+                }
+            }
             Optional<Grant> g = inner.tryAcquire(r);
             if (failAfterAcquire.get()) {
                 throw new StoreUnavailableException("timed out after sending", null);
@@ -100,6 +110,46 @@ class TurnstileTest {
             assertThatThrownBy(() -> t.tryAcquire("job")).isInstanceOf(StoreUnavailableException.class);
             store.failAfterAcquire.set(false);
             assertThat(t.tryAcquire("job")).as("the committed acquire was undone").isPresent();
+        }
+    }
+
+    @Test
+    void aGrantThatTookMoreThanHalfItsTtlIsHandedBackAndTriedOnceMore() {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            LockOptions options = LockOptions.lockAtMostFor(Duration.ofMillis(200));
+            store.acquireDelaysMillis.add(150L);
+            Lease lease = t.tryAcquire("slow", options).orElseThrow();
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(store.inner.heldLocks()).hasSize(1).allSatisfy(i -> assertThat(i.fence()).isEqualTo(lease.fence()));
+            lease.release();
+            store.acquireDelaysMillis.add(150L);
+            store.acquireDelaysMillis.add(150L);
+            assertThatThrownBy(() -> t.tryAcquire("slow", options)).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("too slow");
+            assertThat(store.inner.heldLocks()).as("both slow grants were handed back").isEmpty();
+        }
+    }
+
+    @Test
+    void anInterruptDuringAStoreCallEndsAWaitWithInterruptedException() throws Exception {
+        FlakyStore store = new FlakyStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            t.tryAcquire("job").orElseThrow();
+            store.acquireDelaysMillis.add(5_000L);
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    t.acquire("job", LockOptions.defaults(), Duration.ofSeconds(30));
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            waiter.start();
+            Thread.sleep(300);
+            waiter.interrupt();
+            waiter.join(5_000);
+            assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
         }
     }
 

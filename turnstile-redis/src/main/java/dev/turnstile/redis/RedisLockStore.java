@@ -44,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * {@code EVAL} after a {@code NOSCRIPT}). Release publishes on {@code <prefix>{<name>}:released}, so
  * waiters are woken at once instead of polling.
  *
- * <p>Fences survive a restart without persistence: a missing counter restarts from the server's
- * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went
- * back). Exclusion does not survive it: a restarted server without persistence has forgotten the
+ * <p>Fences survive a restart without persistence: each fence is the larger of the counter plus
+ * one and the server's {@code TIME} in microseconds, so a lost counter resumes above every fence
+ * issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
  * holder. Use {@code appendfsync always}, or restart it only after the longest TTL.
  */
 public final class RedisLockStore implements LockStore {
@@ -58,10 +58,12 @@ public final class RedisLockStore implements LockStore {
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 then
-              -- the counter was missing (a new name, or lost in a restart without persistence):
-              -- resume from the server's clock in microseconds, above every fence issued before
-              fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            if fence < micros then
+              -- fences follow the server's clock in microseconds: a counter lost in a restart
+              -- without persistence resumes above every fence it issued, and Redlock nodes' fences
+              -- stay close to each other, so a later majority rarely returns a smaller one
+              fence = micros
               redis.call('SET', KEYS[2], string.format('%.0f', fence))
             end
             local expires = now + tonumber(ARGV[3])

@@ -30,9 +30,10 @@ import java.util.function.Function;
  * at most the per-node timeout, never the TTL; when fewer than a majority of nodes answer, the
  * operation fails with {@link StoreUnavailableException}.
  *
- * <p><b>Fences are not safe under Redlock.</b> Each node keeps its own counter, and two successive
- * majorities share only some nodes, so the highest fence of one grant can be lower than the highest
- * fence of an earlier grant on other nodes; a node that restarts without persistence or whose clock
+ * <p><b>Fences are not safe under Redlock.</b> Each node keeps its own counter (following its own
+ * clock in microseconds), and two successive majorities share only some nodes, so the highest fence
+ * of one grant can be lower than the highest fence of an earlier grant on other nodes when their
+ * clocks disagree by more than the time between the grants; a node that restarts without persistence or whose clock
  * jumps can also let two clients hold majorities at once. Redlock is a good efficiency lock (it
  * survives a minority of nodes down); where correctness depends on the lock, use a single store
  * with safe fences and check the fence at the resource.

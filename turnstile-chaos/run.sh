@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs Turnstile's chaos matrix: worker JVMs contend for one lock on real stores while the harness
+# injects faults (holder SIGKILL/SIGSTOP, store restarts, TCP proxy latency/partition, Redlock nodes
+# down, client clock jumps), then checks the recorded history and writes a Markdown report and its
+# JSON twin (default docs/reliability.md and docs/reliability.json).
+#
+# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock]
+#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock]
+#          [--out FILE.md] [--workers N] [--rebuild | --no-build]
+# --short (default): one round per scenario, about 12 s each, ~6 min in all; --long: three rounds with
+# longer quiet spells. Needs PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust; it also
+# holds the fenced resource, and the restart fault restarts it), MariaDB on 127.0.0.1:3306 (root, no
+# password, database test) and redis-server (the harness starts its own; 6379 is never touched);
+# scripts/services.sh sets those up. The clock fault needs libfaketime: installed here with apt-get
+# when missing (as root); otherwise the run stops with a message instead of skipping it.
+# Builds only this module (the others must be in the local repository); MVN_FLAGS=-o builds offline.
+# Exit code 0 when every scenario passes, 1 when one fails.
+set -euo pipefail
+
+self="$(realpath "$0")"
+root="$(cd "$(dirname "$self")/.." && pwd)"
+module="$root/turnstile-chaos"
+cd "$root"
+
+build=auto
+out="$root/docs/reliability.md"
+args=()
+faults=""
+command="turnstile-chaos/run.sh" # what reproduces the report (build flags left out: they change nothing)
+while (($#)); do
+  case "$1" in
+    --short | --long) args+=("$1"); command+=" $1"; shift ;;
+    --stores | --workers) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
+    --faults) faults="$2"; args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
+    --out) out="$(realpath -m "$2")"; command+=" $1 $2"; shift 2 ;;
+    --rebuild) build=always; shift ;;
+    --no-build) build=never; shift ;;
+    -h | --help) sed -n '2,17p' "$self"; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Build when asked, or when the class path file is missing or older than the module's sources.
+cp_file="$module/target/classpath.txt"
+if [[ $build == always ]] || { [[ $build == auto ]] && { [[ ! -f $cp_file ]] ||
+    [[ -n $(find "$module/src/main" "$module/pom.xml" -newer "$cp_file" -print -quit) ]]; }; }; then
+  # Only this module: the others come from the local repository (mvn install them first if missing).
+  # shellcheck disable=SC2086 # MVN_FLAGS (for example -o) is a word list
+  mvn -q -B ${MVN_FLAGS:-} -pl turnstile-chaos package -DskipTests
+fi
+[[ -f $cp_file ]] || { echo "run.sh: $cp_file is missing: run without --no-build" >&2; exit 1; }
+
+# The clock fault runs workers under libfaketime: install it now rather than fail mid-run.
+if [[ -z $faults || ,$faults, == *,clock,* ]] && ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "run.sh: installing libfaketime for the clock fault" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }
+  else
+    echo "run.sh: the clock fault needs libfaketime: run 'apt-get install faketime' as root, or leave it out with --faults" >&2
+    exit 1
+  fi
+fi
+
+read -r -a java_opts <<<"${JAVA_OPTS:-}"
+exec java "${java_opts[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.ChaosRun \
+  --out "$out" --work-dir "$module/target/chaos" --command "$command" "${args[@]}"

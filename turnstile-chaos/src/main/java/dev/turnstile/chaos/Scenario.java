@@ -1,0 +1,117 @@
+package dev.turnstile.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Runs one store × fault scenario end to end: store, workers, faults, stop, checks, verdict. */
+public final class Scenario {
+    private static final Logger log = LoggerFactory.getLogger(Scenario.class);
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("MMdd-HHmmss");
+
+    private Scenario() {}
+
+    /**
+     * Runs a scenario.
+     *
+     * @param store the store
+     * @param fault the fault
+     * @param config the sizing
+     * @return the checked result (a harness error is a failure of the result, not an exception)
+     */
+    public static ScenarioResult run(StoreSpec store, Fault fault, ChaosConfig config) {
+        long start = System.nanoTime();
+        String id = store.name().replaceAll("[^A-Za-z0-9]+", "_") + "-" + fault.id() + "-" + LocalDateTime.now().format(STAMP)
+                + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
+        Path dir = config.workDir().toAbsolutePath().resolve(id);
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        List<String> problems = new ArrayList<>();
+        int workers = config.workers();
+        try {
+            Path faketime = fault.needsFaketime() ? FakeTime.library() : null;
+            try (StoreInstance instance = store.start(dir)) {
+                instance.applySchema();
+                FencedResource.setUp(config.resourceUrl(), id);
+                try (Cluster cluster = new Cluster(instance, config, dir, "chaos-" + id, id, fault.needsProxy(), faketime)) {
+                    for (int i = 0; i < config.workers(); i++) {
+                        cluster.spawn();
+                    }
+                    cluster.awaitAcquisitions(1, Duration.ofSeconds(60));
+                    for (int round = 0; round < config.rounds(); round++) {
+                        Harness.sleep(config.warmup().toMillis());
+                        String problem = fault.inject(cluster);
+                        if (problem != null) {
+                            problems.add("fault not injected in round " + (round + 1) + ": " + problem);
+                        }
+                        Harness.sleep(config.settle().toMillis());
+                        if (fault instanceof Fault.KillHolder && round + 1 < config.rounds()) {
+                            cluster.spawn(); // keep K contenders
+                            workers++;
+                        }
+                    }
+                    cluster.stop(Duration.ofSeconds(20));
+                }
+            } finally {
+                if (fault instanceof Fault.RestartStore && store.kind() == StoreSpec.Kind.POSTGRESQL) {
+                    StoreInstance.awaitPostgres(120);
+                }
+            }
+        } catch (Exception e) {
+            log.error("scenario {} failed", id, e);
+            problems.add("harness error: " + e);
+        }
+        return analyse(store, fault, config, dir, workers, problems, start);
+    }
+
+    private static ScenarioResult analyse(StoreSpec store, Fault fault, ChaosConfig config, Path dir, int workers,
+            List<String> problems, long start) {
+        History history;
+        try {
+            history = History.load(dir, FencedResource.readLog(config.resourceUrl(), dir.getFileName().toString()));
+        } catch (Exception e) {
+            problems.add("cannot read the history: " + e);
+            history = History.load(dir, List.of());
+        }
+        return check(store, fault, config, history, dir.toString(), workers, problems,
+                Duration.ofNanos(System.nanoTime() - start).toMillis());
+    }
+
+    /**
+     * Runs every checker over a history and judges it.
+     *
+     * @param store the store
+     * @param fault the fault
+     * @param config the sizing (for the limits)
+     * @param history the history
+     * @param dir where it came from
+     * @param workers how many workers took part
+     * @param problems harness problems already found
+     * @param wallMillis the scenario's duration
+     * @return the result
+     */
+    public static ScenarioResult check(StoreSpec store, Fault fault, ChaosConfig config, History history, String dir, int workers,
+            List<String> problems, long wallMillis) {
+        OverlapChecker.Result overlaps = OverlapChecker.check(history);
+        FenceOrderChecker.Result fences = FenceOrderChecker.check(history);
+        RecoveryChecker.Result recovery = RecoveryChecker.check(history, fault.recoveryEvents());
+        LossNotificationChecker.Result losses = LossNotificationChecker.check(history);
+        List<PausedHolderChecker.PauseCheck> pauses = PausedHolderChecker.check(history, config.lossNoticeLimit());
+        Verdict v = Verdict.judge(store, fault, config, history, overlaps, fences, recovery, losses, pauses, problems);
+        return new ScenarioResult(store.name(), fault.id(), fault.describe(config), dir, wallMillis, workers,
+                history.acquisitions().size(), overlaps, fences, recovery, losses, pauses, List.copyOf(v.failures),
+                List.copyOf(v.notes));
+    }
+}

@@ -1,0 +1,133 @@
+package dev.turnstile.chaos;
+
+import dev.turnstile.spi.LockStores;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** A store as one scenario runs it: its endpoints, its URLs and its own server processes. */
+public final class StoreInstance implements AutoCloseable {
+    /** The PostgreSQL endpoint. */
+    public static final String POSTGRES = System.getProperty("turnstile.chaos.postgres", "127.0.0.1:5432");
+    /** The MariaDB endpoint. */
+    public static final String MARIADB = System.getProperty("turnstile.chaos.mariadb", "127.0.0.1:3306");
+    /** The lock table the SQL stores use, apart from the other tests' tables. */
+    public static final String TABLE = "chaos_locks";
+
+    private final StoreSpec spec;
+    private final Path dir;
+    private final List<RedisServer> redis = new ArrayList<>();
+    private final List<String> endpoints = new ArrayList<>();
+
+    StoreInstance(StoreSpec spec, Path dir) {
+        this.spec = spec;
+        this.dir = dir;
+        try {
+            switch (spec.kind()) {
+                case SQLITE -> { }
+                case POSTGRESQL -> endpoints.add(POSTGRES);
+                case MARIADB -> endpoints.add(MARIADB);
+                case REDIS -> redis.add(new RedisServer(dir));
+                case REDLOCK -> {
+                    for (int i = 0; i < 3; i++) {
+                        redis.add(new RedisServer(dir));
+                    }
+                }
+                default -> throw new IllegalStateException(spec.kind().toString());
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        redis.forEach(r -> endpoints.add(r.hostPort()));
+    }
+
+    /** The store. */
+    public StoreSpec spec() {
+        return spec;
+    }
+
+    /** The real endpoints ({@code host:port}), in URL order; empty for SQLite. */
+    public List<String> endpoints() {
+        return List.copyOf(endpoints);
+    }
+
+    /** The harness's own Redis processes (one for Redis, three for Redlock). */
+    public List<RedisServer> redisServers() {
+        return List.copyOf(redis);
+    }
+
+    /** The URL that reaches the store directly. */
+    public String url() {
+        return url(endpoints);
+    }
+
+    /**
+     * The URL that reaches the store through the given endpoints (a worker's proxies).
+     *
+     * @param via one {@code host:port} per real endpoint, in the same order
+     * @return the store URL
+     */
+    public String url(List<String> via) {
+        String u = switch (spec.kind()) {
+            case SQLITE -> "jdbc:sqlite:" + dir.resolve("locks.db");
+            case POSTGRESQL -> "jdbc:postgresql://" + via.get(0)
+                    + "/test?user=postgres&connectTimeout=3&socketTimeout=15&turnstile.table=" + TABLE;
+            case MARIADB -> "jdbc:mariadb://" + via.get(0)
+                    + "/test?user=root&connectTimeout=3000&socketTimeout=15000&turnstile.table=" + TABLE;
+            case REDIS -> "redis://" + via.get(0) + "?turnstile.timeout=2s";
+            case REDLOCK -> "redlock://" + String.join(",", via) + "?turnstile.nodeTimeout=200ms";
+        };
+        return spec.urlPrefix() + u;
+    }
+
+    /** Creates the lock table where the store needs one. */
+    public void applySchema() {
+        String u = url();
+        LockStores.factoryFor(u).applySchema(u);
+    }
+
+    /**
+     * Restarts the store and returns once it accepts connections again: PostgreSQL with
+     * {@code pg_ctlcluster … restart} in immediate mode (a crash: what was committed must survive),
+     * the harness's Redis with SIGKILL and a start on the same port (everything is forgotten).
+     */
+    public void restart() {
+        switch (spec.kind()) {
+            case POSTGRESQL -> restartPostgres();
+            case REDIS -> redis.get(0).restart();
+            default -> throw new IllegalStateException("the harness cannot restart " + spec.name());
+        }
+    }
+
+    /** Restarts the machine's PostgreSQL and waits until it accepts connections. */
+    public static void restartPostgres() {
+        String version = Harness.exec(List.of("ls", "/etc/postgresql"), 10).trim().split("\\s+")[0];
+        Harness.exec(List.of("pg_ctlcluster", "--skip-systemctl-redirect", "-m", "immediate", version, "main", "restart"), 120);
+        awaitPostgres(60);
+    }
+
+    /** Waits until PostgreSQL accepts connections. */
+    public static void awaitPostgres(int seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        String host = POSTGRES.substring(0, POSTGRES.indexOf(':'));
+        String port = POSTGRES.substring(POSTGRES.indexOf(':') + 1);
+        while (true) {
+            try {
+                Harness.exec(List.of("pg_isready", "-q", "-h", host, "-p", port), 10);
+                return;
+            } catch (IllegalStateException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("PostgreSQL did not accept connections within " + seconds + " s after the restart");
+                }
+                Harness.sleep(100);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        redis.forEach(RedisServer::close);
+    }
+}

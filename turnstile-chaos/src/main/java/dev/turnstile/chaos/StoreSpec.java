@@ -1,0 +1,93 @@
+package dev.turnstile.chaos;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A store the harness can run workers against, and what it promises.
+ *
+ * @param name the name in reports and on the command line
+ * @param kind which store
+ * @param urlPrefix put in front of every worker URL ({@code broken+} for the test-only broken store), or empty
+ */
+public record StoreSpec(String name, Kind kind, String urlPrefix) {
+
+    /** The kinds of store. */
+    public enum Kind {
+        /** An SQLite file in the run directory. */
+        SQLITE,
+        /** The machine's PostgreSQL (127.0.0.1:5432, database test). */
+        POSTGRESQL,
+        /** The machine's MariaDB (127.0.0.1:3306, database test). */
+        MARIADB,
+        /** A redis-server the harness starts, without persistence. */
+        REDIS,
+        /** Redlock over three redis-servers the harness starts, without persistence. */
+        REDLOCK
+    }
+
+    /** The stores a CI machine of this project has, in report order. */
+    public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock");
+
+    /**
+     * The store of that name.
+     *
+     * @param name one of {@link #ALL}
+     * @return the store
+     */
+    public static StoreSpec named(String name) {
+        return switch (name.toLowerCase(Locale.ROOT)) {
+            case "sqlite" -> new StoreSpec("sqlite", Kind.SQLITE, "");
+            case "postgresql", "postgres", "pg" -> new StoreSpec("postgresql", Kind.POSTGRESQL, "");
+            case "mariadb", "mysql" -> new StoreSpec("mariadb", Kind.MARIADB, "");
+            case "redis" -> new StoreSpec("redis", Kind.REDIS, "");
+            case "redlock" -> new StoreSpec("redlock", Kind.REDLOCK, "");
+            default -> throw new IllegalArgumentException("unknown store '" + name + "': known stores are " + String.join(", ", ALL));
+        };
+    }
+
+    /** One server: SQL or a single Redis (not Redlock). */
+    public boolean singleNode() {
+        return kind != Kind.REDLOCK;
+    }
+
+    /** Fences that never go backwards (everything but Redlock). */
+    public boolean safeFences() {
+        return kind != Kind.REDLOCK;
+    }
+
+    /** Committed grants survive a restart (the SQL stores; our Redis runs without persistence). */
+    public boolean durable() {
+        return kind == Kind.SQLITE || kind == Kind.POSTGRESQL || kind == Kind.MARIADB;
+    }
+
+    /**
+     * Expiry is judged by a clock of the store's own (a server's), not by the clock of whichever
+     * client runs the statement. False for SQLite: it runs inside each client process, so its
+     * {@code now} is that process's wall clock.
+     */
+    public boolean ownClock() {
+        return kind != Kind.SQLITE;
+    }
+
+    /** Reached over TCP, so the proxy can put faults between workers and store. */
+    public boolean networked() {
+        return kind != Kind.SQLITE;
+    }
+
+    /** The harness can restart it: the machine's PostgreSQL, or a Redis of its own. */
+    public boolean restartable() {
+        return kind == Kind.POSTGRESQL || kind == Kind.REDIS;
+    }
+
+    /**
+     * Starts what the store needs (Redis processes, an SQLite file name) in a run directory.
+     *
+     * @param dir the run directory
+     * @return the running store
+     */
+    public StoreInstance start(Path dir) {
+        return new StoreInstance(this, dir);
+    }
+}

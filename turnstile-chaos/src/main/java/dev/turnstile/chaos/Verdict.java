@@ -1,0 +1,158 @@
+package dev.turnstile.chaos;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The pass criteria, applied to one scenario's checks, and the notes that say what a store cannot
+ * promise with the measured figure.
+ *
+ * <ol>
+ *   <li>0 fenced writes accepted out of order, on every store, under every fault.
+ *   <li>Fences never go backwards on a store with safe fences (all but Redlock).
+ *   <li>0 overlapping holds on single-node stores (SQL, Redis) under kill and partition, and also
+ *       under no fault, latency, client clock jumps (except SQLite, whose only clock is the
+ *       clients'), and a restart of a durable store. Under a pause, overlaps with the frozen holder
+ *       are inherent (it cannot know it is frozen) and are noted; any other overlap fails. Where
+ *       overlaps are not failed (Redis restart without persistence, Redlock, SQLite clock jumps),
+ *       they are noted with the measured figure.
+ *   <li>The lock is acquired again within TTL + one heartbeat + 1 s after its holder dies (kill,
+ *       pause, partition).
+ *   <li>Every lost lease is reported to its holder; a paused holder hears of it within one
+ *       heartbeat + 1 s of running again, and its stale write is rejected.
+ *   <li>The fault was injected, no worker crashed, and the lock was acquired after the last fault.
+ * </ol>
+ */
+final class Verdict {
+    final List<String> failures = new ArrayList<>();
+    final List<String> notes = new ArrayList<>();
+
+    private Verdict() {}
+
+    static Verdict judge(StoreSpec store, Fault fault, ChaosConfig config, History history, OverlapChecker.Result overlaps,
+            FenceOrderChecker.Result fences, RecoveryChecker.Result recovery, LossNotificationChecker.Result losses,
+            List<PausedHolderChecker.PauseCheck> pauses, List<String> problems) {
+        Verdict v = new Verdict();
+        v.failures.addAll(problems);
+
+        // (b) order of accepted writes, and fences going backwards
+        if (!fences.outOfOrder().isEmpty()) {
+            v.failures.add(fences.outOfOrder().size() + " fenced writes accepted out of order, e.g. " + fences.outOfOrder().get(0));
+        }
+        if (store.safeFences()) {
+            if (!fences.regressions().isEmpty()) {
+                v.failures.add("fences went backwards " + fences.regressions().size() + " times, e.g. " + fences.regressions().get(0));
+            }
+        } else {
+            v.notes.add("Redlock: fences not safe (each node counts on its own; a grant's fence is the highest of its "
+                    + "majority): " + fences.regressions().size() + " fence regressions in this run");
+        }
+
+        // (a) overlaps
+        Set<Integer> paused = new TreeSet<>();
+        history.ofType(Event.PAUSE).forEach(e -> paused.add(e.worker()));
+        List<OverlapChecker.Overlap> counted = overlaps.notInvolving(paused);
+        int inherent = overlaps.count() - counted.size();
+        boolean mustBeZero = store.singleNode()
+                && (!(fault instanceof Fault.RestartStore) || store.durable())
+                && (!(fault instanceof Fault.ClockJump) || store.ownClock());
+        if (!counted.isEmpty()) {
+            String what = counted.size() + " overlapping holds (longest " + ms(counted.stream()
+                    .mapToDouble(OverlapChecker.Overlap::millis).max().orElse(0)) + "), e.g. " + counted.get(0);
+            if (mustBeZero) {
+                v.failures.add(what);
+            } else if (fault instanceof Fault.RestartStore) {
+                v.notes.add("Redis without persistence: the restart forgot the holder: " + what);
+            } else if (fault instanceof Fault.ClockJump && !store.ownClock()) {
+                v.notes.add("SQLite has no clock of its own: expiry is judged by each process's wall clock, so a client "
+                        + "whose clock jumped wrote or judged leases wrongly: " + what);
+            } else {
+                v.notes.add("Redlock (mutual exclusion not promised under faults): " + what);
+            }
+        } else if (fault instanceof Fault.RestartStore && !store.durable()) {
+            v.notes.add("Redis without persistence: the restart forgot the holder, 0 overlaps measured this time "
+                    + "(the old holder heard of it before anyone else took the lock)");
+        }
+        if (inherent > 0) {
+            v.notes.add("paused holder believed it held the lock for " + ms(overlaps.overlaps().stream()
+                    .filter(o -> paused.stream().anyMatch(o::involves)).mapToDouble(OverlapChecker.Overlap::millis).max().orElse(0))
+                    + " after it was taken over (" + inherent + " overlaps, inherent: it was frozen); the fence rejected its write");
+        }
+
+        // (d) recovery
+        double limit = config.recoveryLimit().toMillis();
+        for (RecoveryChecker.Recovery r : recovery.recoveries()) {
+            if (r.millis() > limit) {
+                v.failures.add("after the " + r.fault() + " of worker " + r.victim() + " the lock was "
+                        + (Double.isInfinite(r.millis()) ? "never acquired again" : "acquired again only after " + ms(r.millis()))
+                        + " (limit " + ms(limit) + ")");
+            }
+        }
+
+        // (e) losses
+        for (LossNotificationChecker.SilentLoss s : losses.silent()) {
+            v.failures.add("lease lost silently: " + s);
+        }
+        for (PausedHolderChecker.PauseCheck p : pauses) {
+            if (!p.ok()) {
+                v.failures.add(p.problem());
+            }
+        }
+
+        // how far ahead of the takeover a cut-off holder was told (principle 8: act before the store does)
+        for (Event cut : history.ofType(Event.PARTITION)) {
+            History.Hold hold = history.holds().stream()
+                    .filter(x -> x.worker() == cut.worker() && x.start() <= cut.t() && x.lostAt() > cut.t())
+                    .findFirst().orElse(null);
+            Event next = history.acquisitions().stream().filter(a -> a.worker() != cut.worker() && a.t() > cut.t())
+                    .findFirst().orElse(null);
+            if (hold != null && next != null) {
+                v.notes.add(String.format("cut-off holder told of the loss %.0f ms %s the next holder acquired",
+                        Math.abs(next.t() - hold.lostAt()) / 1e6, next.t() >= hold.lostAt() ? "before" : "AFTER"));
+            }
+        }
+
+        // how long the lock was unusable after the store came back (reported, no limit: it includes the outage)
+        for (RecoveryChecker.Recovery r : RecoveryChecker.check(history, Set.of(Event.STORE_UP, Event.NODES_UP)).recoveries()) {
+            v.notes.add("first acquire " + ms(r.millis()) + " after the " + (r.fault().equals(Event.STORE_UP) ? "store" : "nodes")
+                    + " came back");
+        }
+        for (Event jump : history.ofType(Event.CLOCK_JUMP)) {
+            if (jump.detail() != null && !jump.detail().startsWith("+0")) {
+                v.notes.add("worker " + jump.worker() + "'s wall clock jumped " + jump.detail());
+            }
+        }
+
+        // liveness and worker health
+        long lastFault = history.events().stream().filter(History::isHarnessEvent)
+                .filter(e -> !e.type().equals(Event.STOP) && !e.type().equals(Event.SPAWN) && !e.type().equals(Event.DESTROY))
+                .mapToLong(Event::t).max().orElse(Long.MIN_VALUE);
+        long stopAt = history.ofType(Event.STOP).stream().mapToLong(Event::t).findFirst().orElse(Long.MAX_VALUE);
+        if (history.acquisitions().stream().noneMatch(a -> a.t() > lastFault && a.t() < stopAt)) {
+            v.failures.add("nobody acquired the lock after the fault");
+        }
+        long crashed = history.ofType(Event.ERROR).stream().filter(e -> e.detail() != null && e.detail().startsWith("worker failed")).count();
+        if (crashed > 0) {
+            v.failures.add(crashed + " workers crashed (see their logs)");
+        }
+        int destroyed = history.ofType(Event.DESTROY).size();
+        if (destroyed > 0) {
+            v.notes.add(destroyed + " workers did not stop within the grace period and were killed");
+        }
+        long errors = history.ofType(Event.ERROR).size() + history.ofType(Event.RELEASE).stream()
+                .filter(e -> Event.FAILED.equals(e.outcome())).count();
+        if (errors > 0) {
+            v.notes.add(errors + " store errors reported to workers");
+        }
+        if (fences.failed() > 0) {
+            v.notes.add(fences.failed() + " resource writes failed (resource unreachable)");
+        }
+        return v;
+    }
+
+    static String ms(double millis) {
+        return Double.isInfinite(millis) ? "never" : String.format("%.0f ms", millis);
+    }
+}
