@@ -28,58 +28,76 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A lock store on Redis (standalone, Sentinel or Cluster) over Lettuce. Each lock is one hash,
+ * A lock store on Redis (standalone, Sentinel or Cluster) over Lettuce. Each lock is one string,
  * {@code <prefix>{<name>}} (a name starting with {@code '}'} gets the character U+0001 after the
- * opening brace, so the hash tag is never empty), with the fields {@code owner}, {@code token}, {@code fence},
- * {@code acquired_at} and {@code expires_at} (epoch milliseconds by the server's {@code TIME}) and
- * a {@code PEXPIRE} TTL, so {@code redis-cli HGETALL 'turnstile:{nightly}'} shows who holds it,
- * since when, until when and with which fence. The fence counter {@code <prefix>{<name>}:fence}
+ * opening brace, so the hash tag is never empty), whose value reads
+ * {@code token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>} (epoch
+ * milliseconds by the server's {@code TIME}) and whose TTL is set with {@code PX}, so
+ * {@code redis-cli GET 'turnstile:{nightly}'} shows who holds it, since when, until when and with
+ * which fence. The fence counter {@code <prefix>{<name>}:fence}
  * shares the lock's hash slot.
  *
  * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
  * {@code EVAL} after a {@code NOSCRIPT}). Release publishes on {@code <prefix>{<name>}:released}, so
  * waiters are woken at once instead of polling.
  *
- * <p>Fences survive a restart without persistence: each fence is the larger of the counter plus
- * one and the server's {@code TIME} in microseconds, so a lost counter resumes above every fence
- * issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
+ * <p>Fences survive a restart without persistence: a missing counter resumes from the server's
+ * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
  * holder. Use {@code appendfsync always}, or restart it only after the longest TTL.
  */
 public final class RedisLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
 
-    /** KEYS: lock, fence. ARGV: owner, token, ttl ms. Returns {fence, now, expires}, or {0} if busy. */
+    /*
+     * The scripts. A lock is one string, readable as it is:
+     *   token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>
+     * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
+     * at the space), whatever the owner text contains. Each redis.call inside a script costs a few microseconds, so the common paths
+     * use as few as they can: acquire is TIME, INCR and SET NX PX.
+     */
+
+    /**
+     * KEYS: lock, fence counter. ARGV: owner, token, ttl ms, clockFences (1 or 0). Returns
+     * {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences may
+     * skip numbers, never repeat).
+     */
     static final String ACQUIRE = """
-            if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local fence = redis.call('INCR', KEYS[2])
-            local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            if fence < micros then
-              -- fences follow the server's clock in microseconds: a counter lost in a restart
-              -- without persistence resumes above every fence it issued, and Redlock nodes' fences
-              -- stay close to each other, so a later majority rarely returns a smaller one
-              fence = micros
-              redis.call('SET', KEYS[2], string.format('%.0f', fence))
+            if fence == 1 or ARGV[4] == '1' then
+              -- a missing counter (a new name, or lost in a restart without persistence) resumes
+              -- from the server's clock in microseconds, above every fence it issued; Redlock
+              -- nodes follow that clock always, so their fences stay close to each other
+              local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              if fence < micros then
+                fence = micros
+                redis.call('SET', KEYS[2], string.format('%.0f', fence))
+              end
             end
             local expires = now + tonumber(ARGV[3])
-            redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2], 'fence', fence,
-                       'acquired_at', now, 'expires_at', expires)
-            redis.call('PEXPIRE', KEYS[1], ARGV[3])
+            local value = string.format('token=%s fence=%.0f acquired_at=%.0f expires_at=%.0f owner=%s',
+                                        ARGV[2], fence, now, expires, ARGV[1])
+            if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then return {0} end
             return {fence, now, expires}
             """;
 
     /** KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. */
     static final String EXTEND = """
-            if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+            local v = redis.call('GET', KEYS[1])
+            local mine = 'token=' .. ARGV[1] .. ' '
+            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            redis.call('HSET', KEYS[1], 'expires_at', now + tonumber(ARGV[2]))
-            redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+',
+                                     '%1' .. string.format('%.0f', now + tonumber(ARGV[2])))
+            redis.call('SET', KEYS[1], mine .. rest, 'PX', ARGV[2])
             return 1
             """;
 
@@ -88,14 +106,17 @@ public final class RedisLockStore implements LockStore {
      * in its own key) or shortens it to acquired_at + lockAtLeastFor. Returns 1 if the token held it.
      */
     static final String RELEASE = """
-            if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+            local v = redis.call('GET', KEYS[1])
+            local mine = 'token=' .. ARGV[1] .. ' '
+            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             if tonumber(ARGV[2]) > 0 then
               local t = redis.call('TIME')
               local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-              local keep_until = tonumber(redis.call('HGET', KEYS[1], 'acquired_at')) + tonumber(ARGV[2])
+              local rest = string.sub(v, #mine + 1)
+              local keep_until = tonumber(string.match(rest, '^fence=%d+ acquired_at=(%d+)')) + tonumber(ARGV[2])
               if keep_until > now then
-                redis.call('HSET', KEYS[1], 'expires_at', keep_until)
-                redis.call('PEXPIRE', KEYS[1], keep_until - now)
+                rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. string.format('%.0f', keep_until))
+                redis.call('SET', KEYS[1], mine .. rest, 'PX', string.format('%.0f', keep_until - now))
                 return 1
               end
             end
@@ -112,6 +133,8 @@ public final class RedisLockStore implements LockStore {
             """;
 
     private static final String DEFAULT_PREFIX = "turnstile:";
+    private static final Pattern VALUE =
+            Pattern.compile("token=.*? fence=(\\d+) acquired_at=(\\d+) expires_at=(\\d+) owner=(.*)", Pattern.DOTALL);
 
     private final Supplier<StatefulConnection<String, String>> connector;
     private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
@@ -122,6 +145,7 @@ public final class RedisLockStore implements LockStore {
     private final Map<String, String> shas = new ConcurrentHashMap<>();
     private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
 
+    private volatile boolean clockFences;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -188,7 +212,8 @@ public final class RedisLockStore implements LockStore {
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest r) {
         List<Long> reply = run("acquire lock '" + r.name() + "'", ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {lockKey(r.name()), fenceKey(r.name())}, r.owner(), r.token(), Long.toString(r.ttl().toMillis()));
+                new String[] {lockKey(r.name()), fenceKey(r.name())}, r.owner(), r.token(), Long.toString(r.ttl().toMillis()),
+                clockFences ? "1" : "0");
         if (reply.get(0) == 0L) {
             return Optional.empty();
         }
@@ -221,16 +246,19 @@ public final class RedisLockStore implements LockStore {
         try {
             RedisClusterCommands<String, String> cmd = commands();
             List<LockInfo> out = new ArrayList<>();
-            KeyScanArgs args = KeyScanArgs.Builder.type("hash").match(prefix + "{*").limit(500);
+            KeyScanArgs args = KeyScanArgs.Builder.type("string").match(prefix + "{*").limit(500);
             for (var it = io.lettuce.core.ScanIterator.scan(cmd, args); it.hasNext(); ) {
                 String key = it.next();
-                Map<String, String> h = cmd.hgetall(key);
-                if (h.containsKey("token") && key.endsWith("}")) {
+                if (!key.endsWith("}")) {
+                    continue; // a fence counter
+                }
+                String value = cmd.get(key);
+                Matcher m = value == null ? null : VALUE.matcher(value);
+                if (m != null && m.matches()) {
                     String name = key.substring(prefix.length() + 1, key.length() - 1);
                     name = name.startsWith(EMPTY_TAG_GUARD) ? name.substring(1) : name;
-                    out.add(new LockInfo(name, h.get("owner"),
-                            Long.parseLong(h.get("fence")), Instant.ofEpochMilli(Long.parseLong(h.get("acquired_at"))),
-                            Instant.ofEpochMilli(Long.parseLong(h.get("expires_at")))));
+                    out.add(new LockInfo(name, m.group(4), Long.parseLong(m.group(1)),
+                            Instant.ofEpochMilli(Long.parseLong(m.group(2))), Instant.ofEpochMilli(Long.parseLong(m.group(3)))));
                 }
             }
             out.sort(Comparator.comparing(LockInfo::name));
@@ -318,6 +346,11 @@ public final class RedisLockStore implements LockStore {
             detail += ": " + e.getCause().getMessage();
         }
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
+    }
+
+    /** Makes every fence follow the server's clock (for Redlock nodes, whose counters are independent). */
+    void useClockFences() {
+        clockFences = true;
     }
 
     /** Opens the command connection now rather than on first use. */

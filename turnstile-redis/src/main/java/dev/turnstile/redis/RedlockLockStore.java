@@ -78,6 +78,7 @@ public final class RedlockLockStore implements LockStore {
         for (int i = 0; i < nodes.size(); i++) {
             d.append(i > 0 ? ", " : "").append(nodes.get(i).description());
         }
+        nodes.forEach(RedisLockStore::useClockFences);
         RedlockLockStore store = new RedlockLockStore(nodes, nodeTimeout, d.append(']').toString());
         store.connectAll();
         return store;

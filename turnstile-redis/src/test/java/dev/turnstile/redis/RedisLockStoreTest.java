@@ -13,7 +13,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -51,12 +50,17 @@ class RedisLockStoreTest {
             String name = name();
             Lease lease = Turnstile.builder(store).owner("host-a:42:xyz").build()
                     .tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30))).orElseThrow();
-            Map<String, String> h = raw.sync().hgetall("turnstile:{" + name + "}");
-            assertThat(h).containsEntry("owner", "host-a:42:xyz").containsEntry("token", lease.token())
-                    .containsEntry("fence", Long.toString(lease.fence()))
-                    .containsEntry("acquired_at", Long.toString(lease.acquiredAt().toEpochMilli()))
-                    .containsEntry("expires_at", Long.toString(lease.expiresAt().toEpochMilli()));
+            String value = raw.sync().get("turnstile:{" + name + "}");
+            assertThat(value).isEqualTo("token=" + lease.token() + " fence=" + lease.fence() + " acquired_at="
+                    + lease.acquiredAt().toEpochMilli() + " expires_at=" + lease.expiresAt().toEpochMilli() + " owner=host-a:42:xyz");
             assertThat(raw.sync().pttl("turnstile:{" + name + "}")).isBetween(25_000L, 30_000L);
+            lease.extend(Duration.ofSeconds(60));
+            String extended = raw.sync().get("turnstile:{" + name + "}");
+            long expiresAt = Long.parseLong(extended.replaceAll(".* expires_at=(\\d+) .*", "$1"));
+            assertThat(expiresAt).isCloseTo(lease.expiresAt().toEpochMilli(), org.assertj.core.data.Offset.offset(1000L));
+            assertThat(extended).startsWith("token=" + lease.token() + " fence=" + lease.fence() + " acquired_at="
+                    + lease.acquiredAt().toEpochMilli() + " expires_at=").endsWith(" owner=host-a:42:xyz");
+            assertThat(raw.sync().pttl("turnstile:{" + name + "}")).isGreaterThan(55_000L);
             assertThat(store.lockKey(name)).isEqualTo("turnstile:{" + name + "}");
         }
     }
@@ -197,6 +201,20 @@ class RedisLockStoreTest {
     void malformedUrlsAreUsageErrors(String url) {
         assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
                 .message().isNotBlank();
+    }
+
+    @Test
+    void ownersWithSpacesAndTokenLookalikesAreListedIntact() {
+        try (RedisLockStore store = RedisLockStore.builder(client).build()) {
+            String name = name();
+            String owner = "web 1 token=fake fence=1 acquired_at=2 expires_at=3 owner=x";
+            Lease lease = Turnstile.builder(store).owner(owner).build().tryAcquire(name).orElseThrow();
+            assertThat(store.heldLocks()).filteredOn(i -> i.name().equals(name)).singleElement()
+                    .satisfies(i -> assertThat(i.owner()).isEqualTo(owner)).satisfies(i -> assertThat(i.fence()).isEqualTo(lease.fence()));
+            assertThat(store.release(name, "fake", Duration.ZERO)).isFalse();
+            assertThat(store.release(name, lease.token().substring(0, 10), Duration.ZERO)).isFalse();
+            assertThat(lease.release()).hasToString("RELEASED");
+        }
     }
 
     @Test
