@@ -67,7 +67,7 @@ public final class HandoffBench {
                     Report report = newReport();
                     runAll(report, POSTGRES_KINDS, rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool));
                     BenchDatabase.POSTGRESQL.deleteBenchRows(pool);
-                    report.emit("Cross-process hand-off, PostgreSQL", common + ". Turnstile: default poll 2 ms–1 s with "
+                    report.emit("Cross-process hand-off, PostgreSQL", common + ". Turnstile: default poll 2 ms–500 ms with "
                             + "backoff; Spring: default idleBetweenTries 100 ms.");
                 }
             }
@@ -85,8 +85,8 @@ public final class HandoffBench {
                 Path png = Report.chartFile("redis-handoff.png");
                 handoffChart(results, rounds, processes, seconds).write(png);
                 report.emit("Redis: cross-process hand-off (S3x)", common + ", but not the Redis server's. TURNSTILE: "
-                        + "`LockStores.open(\"" + BenchConfig.redisUrl() + "\")`, woken by the release's PUBLISH, polling "
-                        + "2 ms–1 s as the fallback; REDISSON: `tryLock(30, 30, SECONDS)`, default config (woken by its "
+                        + "`LockStores.open(\"" + BenchConfig.redisUrl() + "\")`, woken by the release's PUBLISH, polling at least 50 ms apart "
+                        + "(up to 500 ms) as the fallback; REDISSON: `tryLock(30, 30, SECONDS)`, default config (woken by its "
                         + "unlock message); SPRING_SPIN: RedisLockRegistry SPIN_LOCK, retries every 100 ms "
                         + "(idleBetweenTries); SPRING_PUBSUB: PUB_SUB_LOCK, woken by the unlock message.", png);
             }

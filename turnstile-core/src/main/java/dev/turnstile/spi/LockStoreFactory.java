@@ -16,13 +16,15 @@ public interface LockStoreFactory {
     List<String> schemes();
 
     /**
-     * Tells whether this factory understands the URL.
+     * Tells whether this factory understands the URL: its scheme is one of {@link #schemes()},
+     * ignoring case.
      *
      * @param url a store URL
      * @return {@code true} if {@link #open} accepts its scheme
      */
     default boolean supports(String url) {
-        return schemes().stream().anyMatch(url::startsWith);
+        String u = url.toLowerCase(java.util.Locale.ROOT);
+        return schemes().stream().anyMatch(u::startsWith);
     }
 
     /**

@@ -8,7 +8,6 @@ import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.StoreUrlOptions;
 import dev.turnstile.spi.StoreUrls;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -34,12 +33,6 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
     @Override
     public List<String> schemes() {
         return List.of("jdbc:sqlite:", "jdbc:postgresql:", "jdbc:mariadb:", "jdbc:mysql:", "jdbc:h2:");
-    }
-
-    @Override
-    public boolean supports(String url) {
-        String u = url.toLowerCase(Locale.ROOT);
-        return schemes().stream().anyMatch(u::startsWith);
     }
 
     @Override

@@ -45,12 +45,6 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     }
 
     @Override
-    public boolean supports(String url) {
-        String u = url.toLowerCase(Locale.ROOT);
-        return schemes().stream().anyMatch(u::startsWith);
-    }
-
-    @Override
     public LockStore open(String url) {
         Parsed p = parse(url);
         Duration timeout = p.options.duration("timeout", Duration.ofSeconds(5));
