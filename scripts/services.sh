@@ -3,7 +3,7 @@
 # 127.0.0.1:5432 (trust auth, database "test"), MariaDB on 127.0.0.1:3306 (root, empty password,
 # database "test"). Starts a stopped server; installs a missing one with apt-get (as root).
 # Redis on 127.0.0.1:6379 (no persistence) and the redis-server binary for the extra nodes the Redis
-# tests start themselves. Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
+# tests start themselves; libfaketime for the chaos suite. Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
 # the tests never skip a missing server.
 set -euo pipefail
 
@@ -24,6 +24,9 @@ wait_for() { # wait_for SECONDS COMMAND...
 # --- toolchain -------------------------------------------------------------------------------
 command -v javac >/dev/null || apt_install openjdk-17-jdk-headless
 command -v mvn >/dev/null || apt_install maven
+
+# libfaketime, for the chaos suite's client clock-jump fault
+ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || apt_install faketime
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
