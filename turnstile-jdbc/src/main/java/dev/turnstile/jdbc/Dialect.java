@@ -96,6 +96,16 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return ddl.replace(DEFAULT_TABLE, checkTable(table));
     }
 
+    @Override
+    public final String acquireStatement(String table) {
+        return sql(acquireSql(), checkTable(table));
+    }
+
+    @Override
+    public final String releaseStatement(String table) {
+        return sql(releaseSql(), checkTable(table));
+    }
+
     static String checkTable(String table) {
         if (table == null || !IDENTIFIER.matcher(table).matches()) {
             throw new IllegalArgumentException("table name '" + table + "' is not a plain SQL identifier: use letters, "

@@ -38,6 +38,28 @@ public sealed interface SqlDialect permits Dialect {
     String createTable(String table);
 
     /**
+     * Returns the statement that takes a free or expired lock, exactly as the store runs it; for
+     * reviews and for benchmarks that measure the raw floor. Parameters: name, owner, token, TTL in
+     * milliseconds. PostgreSQL, SQLite and H2 return (fence, acquired_at, expires_at); MariaDB/MySQL
+     * returns nothing and the store reads the row back by token.
+     *
+     * @param table the table name, validated as an identifier
+     * @return the SQL
+     * @throws IllegalArgumentException if the table name is not a plain identifier
+     */
+    String acquireStatement(String table);
+
+    /**
+     * Returns the statement that releases a lease, exactly as the store runs it. Parameters:
+     * lockAtLeastFor in milliseconds (0 for none), name, token. One row updated means released.
+     *
+     * @param table the table name, validated as an identifier
+     * @return the SQL
+     * @throws IllegalArgumentException if the table name is not a plain identifier
+     */
+    String releaseStatement(String table);
+
+    /**
      * Picks the dialect for a connected database.
      *
      * @param metaData the connection's metadata

@@ -55,6 +55,13 @@ class JdbcLockStoreTest {
     }
 
     @Test
+    void theStatementsAreBoundToTheTableAndValidateIt() {
+        assertThat(SqlDialect.POSTGRESQL.acquireStatement("my_locks")).contains("INSERT INTO my_locks").contains("RETURNING fence");
+        assertThat(SqlDialect.SQLITE.releaseStatement("my_locks")).startsWith("UPDATE my_locks SET expires_at");
+        assertThatThrownBy(() -> SqlDialect.H2.acquireStatement("x;drop")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void schemaQualifiedTableNamesAreAccepted() {
         assertThat(SqlDialect.POSTGRESQL.createTable("public.my_locks")).contains("CREATE TABLE IF NOT EXISTS public.my_locks");
     }
