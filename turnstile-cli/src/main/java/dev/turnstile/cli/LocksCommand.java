@@ -24,9 +24,6 @@ final class LocksCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array instead of a table.")
     boolean json;
 
-    @Option(names = "--verbose", description = "Log debug details to stderr.")
-    boolean verbose;
-
     @Override
     public Integer call() {
         List<LockInfo> locks;

@@ -25,9 +25,6 @@ final class ReleaseCommand implements Callable<Integer> {
     @Option(names = "--force", description = "Required: confirms freeing a lock this command does not hold.")
     boolean force;
 
-    @Option(names = "--verbose", description = "Log debug details to stderr.")
-    boolean verbose;
-
     @Parameters(index = "0", paramLabel = "NAME", description = "The lock name.")
     String name;
 

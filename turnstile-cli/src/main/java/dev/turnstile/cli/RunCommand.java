@@ -60,9 +60,6 @@ final class RunCommand implements Callable<Integer> {
             description = "After a lost lease, time between SIGTERM and SIGKILL. Default: ${DEFAULT-VALUE}.")
     Duration grace;
 
-    @Option(names = "--verbose", description = "Log debug details to stderr.")
-    boolean verbose;
-
     @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
     List<String> command;
 
@@ -112,11 +109,7 @@ final class RunCommand implements Callable<Integer> {
         } catch (StoreUnavailableException ignored) {
             // the holder is a nicety; the answer is "busy" either way
         }
-        if (verbose || !holder.isEmpty()) {
-            err.println("turnstile: lock '" + lock + "' is busy" + holder);
-        } else {
-            err.println("turnstile: lock '" + lock + "' is busy");
-        }
+        err.println("turnstile: lock '" + lock + "' is busy" + holder);
         err.flush();
     }
 

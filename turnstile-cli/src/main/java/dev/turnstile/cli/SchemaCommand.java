@@ -22,9 +22,6 @@ final class SchemaCommand implements Callable<Integer> {
     @Option(names = "--apply", description = "Also run the DDL on the store (CREATE TABLE IF NOT EXISTS).")
     boolean apply;
 
-    @Option(names = "--verbose", description = "Log debug details to stderr.")
-    boolean verbose;
-
     @Override
     public Integer call() {
         String url = store.resolve(top);

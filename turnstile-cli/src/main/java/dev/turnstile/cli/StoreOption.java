@@ -9,8 +9,8 @@ import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code --store} option shared by every subcommand: the flag, else {@code TURNSTILE_STORE},
- * else the embedded SQLite file under the user's state directory.
+ * The options every subcommand shares: {@code --verbose}, and {@code --store}, which resolves to the
+ * flag, else {@code TURNSTILE_STORE}, else the embedded SQLite file under the user's state directory.
  */
 final class StoreOption {
     @Option(names = "--store", paramLabel = "URL",
@@ -18,6 +18,10 @@ final class StoreOption {
                     + "else the embedded SQLite file $XDG_STATE_HOME/turnstile/locks.db "
                     + "(~/.local/state/turnstile/locks.db). Prefer the environment variable for URLs with passwords.")
     String url;
+
+    // Read by TurnstileCommand.main before any logger exists; declared here so every subcommand accepts it.
+    @Option(names = "--verbose", description = "Log debug details to stderr.")
+    boolean verbose;
 
     /** Resolves the URL without touching the file system. */
     String resolve(TurnstileCommand top) {
