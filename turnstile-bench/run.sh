@@ -8,10 +8,11 @@
 #
 # usage: turnstile-bench/run.sh [--slices N] [--slice-ms MS] [--warmup-ms MS] [--threads 1,8]
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
+#          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis] [--rebuild|--no-build]
+#          [--append] [--only acquire|handoff|redis|redis-handoff] [--rebuild|--no-build]
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
-# warm-up, hand-off 2 rounds of 10 s with 4 JVMs, Redis blocking 4 threads holding 100 us;
+# warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
 set -euo pipefail
 
@@ -34,6 +35,8 @@ while (($#)); do
     --handoff-seconds) props+=("-Dbench.handoffSeconds=$2"); shift 2 ;;
     --handoff-rounds) props+=("-Dbench.handoffRounds=$2"); shift 2 ;;
     --handoff-processes) props+=("-Dbench.handoffProcesses=$2"); shift 2 ;;
+    --handoff-kinds) props+=("-Dbench.handoffKinds=$2"); shift 2 ;;
+    --handoff-warmup) props+=("-Dbench.handoffWarmupSeconds=$2"); shift 2 ;;
     --wait-threads) props+=("-Dbench.waitThreads=$2"); shift 2 ;;
     --wait-hold-us) props+=("-Dbench.waitHoldMicros=$2"); shift 2 ;;
     --pg-url) props+=("-Dbench.pgUrl=$2"); shift 2 ;;
@@ -43,11 +46,13 @@ while (($#)); do
     --only) only="$2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis) ;; *) echo "run.sh: --only takes acquire, handoff or redis" >&2; exit 2 ;; esac
+case "$only" in all | acquire | handoff | redis | redis-handoff) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis or redis-handoff" >&2; exit 2 ;;
+esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
 cp_file="$module/target/classpath.txt"
@@ -73,6 +78,8 @@ if [[ $only == all || $only == handoff ]]; then
 fi
 if [[ $only == all || $only == redis ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.RedisBench
+fi
+if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis
 fi
 echo "results: $report"

@@ -140,6 +140,7 @@ final class HeldLease implements Lease {
                 }
             }
             turnstile.forget(this);
+            turnstile.releasing(name, token);
             boolean ok = store.release(name, token, options.lockAtLeastFor());
             long now = System.nanoTime();
             ReleaseOutcome result;
@@ -152,7 +153,7 @@ final class HeldLease implements Lease {
                         + "overlapped with another holder", name, grant.fence(), result);
             }
             outcome = result;
-            turnstile.released(name);
+            turnstile.released(name, token);
             return result;
         } finally {
             storeCalls.unlock();

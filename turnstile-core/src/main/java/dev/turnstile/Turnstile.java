@@ -3,7 +3,6 @@ package dev.turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
-import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +30,8 @@ import org.slf4j.LoggerFactory;
 public final class Turnstile implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
     private static final long NOTIFIED_POLL_FLOOR_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** How long a release subscription stays open after its last waiter left. */
+    private static final Duration WATCH_LINGER = Duration.ofSeconds(5);
 
     private final LockStore store;
     private final String owner;
@@ -38,19 +39,26 @@ public final class Turnstile implements AutoCloseable {
     private final long courtesyNanos;
     private final LeaseKeeper keeper = new LeaseKeeper();
     private final WaitRooms waitRooms = new WaitRooms();
+    private final ReleaseWatches watches;
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<HoldKey, ReentrantLease.Hold> reentrantHolds = new ConcurrentHashMap<>();
-    /** When this client last released each name, for the hand-off courtesy in {@link #acquire}. */
-    private final ConcurrentHashMap<String, Long> lastReleased = new ConcurrentHashMap<>();
+    /**
+     * This client's last release of each name: when, for the hand-off courtesy in {@link #acquire},
+     * and which token, so that the store's echo of that release does not end the courtesy.
+     */
+    private final ConcurrentHashMap<String, Released> lastReleased = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record HoldKey(String name, Object context) {}
+
+    private record Released(String token, long nanos) {}
 
     private Turnstile(Builder b) {
         this.store = b.store;
         this.owner = b.owner != null ? b.owner : Owners.defaultOwner();
         this.backoff = new Backoff(b.pollMin, b.pollMax);
         this.courtesyNanos = (b.courtesy != null ? b.courtesy : b.pollMin.multipliedBy(2)).toNanos();
+        this.watches = new ReleaseWatches(store, keeper, this::storeReleased, b.watchLinger.toNanos());
     }
 
     /**
@@ -169,7 +177,8 @@ public final class Turnstile implements AutoCloseable {
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
         long seen = waitRooms.enter(name);
-        ReleaseWatch watch = null;
+        // A subscription left open by an earlier wait on this name also wakes the courtesy wait.
+        ReleaseWatches.Handle watch = watches.joinIfOpen(name);
         try {
             seen = deferToOtherWaiters(name, seen, deadline);
             while (true) {
@@ -197,12 +206,12 @@ public final class Turnstile implements AutoCloseable {
                 if (watch == null) {
                     // Subscribe only once the lock is busy (a free lock costs no extra round trip),
                     // then try again at once so a release in between is not missed.
-                    watch = store.watchReleases(name, () -> waitRooms.signal(name));
+                    watch = watches.open(name);
                     continue;
                 }
                 // With release notifications the poll is only a safety net (expiry, a lost
                 // message): it need not be frequent, and many waiters must not hammer the store.
-                long floor = watch == ReleaseWatch.NONE ? 0 : NOTIFIED_POLL_FLOOR_NANOS;
+                long floor = watch.notifies() ? NOTIFIED_POLL_FLOOR_NANOS : 0;
                 long delay = Math.max(floor, backoff.nextDelayNanos(now - start));
                 seen = waitRooms.await(name, seen, Math.min(left, delay));
             }
@@ -222,11 +231,11 @@ public final class Turnstile implements AutoCloseable {
      * store reports) or for the hand-off courtesy to pass, whichever comes first.
      */
     private long deferToOtherWaiters(String name, long seen, long deadline) throws InterruptedException {
-        Long releasedAt = lastReleased.get(name);
-        if (releasedAt == null || courtesyNanos == 0) {
+        Released last = lastReleased.get(name);
+        if (last == null || courtesyNanos == 0) {
             return seen;
         }
-        long wait = Math.min(releasedAt + courtesyNanos - System.nanoTime(), deadline - System.nanoTime());
+        long wait = Math.min(last.nanos() + courtesyNanos - System.nanoTime(), deadline - System.nanoTime());
         return wait > 0 ? waitRooms.await(name, seen, wait) : seen;
     }
 
@@ -263,6 +272,7 @@ public final class Turnstile implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        watches.closeAll();
         for (HeldLease lease : new ArrayList<>(held)) {
             try {
                 lease.release();
@@ -332,12 +342,28 @@ public final class Turnstile implements AutoCloseable {
         held.remove(lease);
     }
 
-    void released(String name) {
+    /** Before the store call, so that its echo, however early, is recognised. */
+    void releasing(String name, String token) {
         if (lastReleased.size() > 4096) {
             lastReleased.clear(); // only the last few milliseconds matter
         }
-        lastReleased.put(name, System.nanoTime());
+        lastReleased.put(name, new Released(token, System.nanoTime()));
+    }
+
+    void released(String name, String token) {
+        lastReleased.put(name, new Released(token, System.nanoTime()));
         waitRooms.signal(name);
+    }
+
+    /**
+     * A release the store reports. This client's own releases already woke its waiters (and must
+     * not end the courtesy that follows them), so their echoes are dropped.
+     */
+    void storeReleased(String name, String token) {
+        Released last = lastReleased.get(name);
+        if (token == null || last == null || !token.equals(last.token())) {
+            waitRooms.signal(name);
+        }
     }
 
     /** Builds a {@link Turnstile}. Not thread-safe. */
@@ -347,6 +373,7 @@ public final class Turnstile implements AutoCloseable {
         private Duration pollMin = Duration.ofMillis(2);
         private Duration pollMax = Duration.ofMillis(500);
         private Duration courtesy;
+        private Duration watchLinger = WATCH_LINGER;
 
         private Builder(LockStore store) {
             this.store = store;
@@ -401,6 +428,12 @@ public final class Turnstile implements AutoCloseable {
                 throw new IllegalArgumentException("hand-off courtesy " + courtesy + " is invalid: give 0 to 1 s");
             }
             this.courtesy = courtesy;
+            return this;
+        }
+
+        /** For tests: how long a release subscription outlives its last waiter. */
+        Builder watchLinger(Duration linger) {
+            this.watchLinger = linger;
             return this;
         }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreUrls;
 import dev.turnstile.testing.InMemoryLockStore;
 import java.time.Duration;
@@ -219,6 +221,127 @@ class TurnstileTest {
                 assertThat(again).as("round %d: a deferred to b's waiter", round).isEmpty();
                 other.get(5, TimeUnit.SECONDS).release();
             }
+        }
+    }
+
+    /**
+     * An in-memory store that counts release subscriptions opened and closed, and delivers its
+     * notifications late, on another thread, as a real store's arrive.
+     */
+    static final class NotifyingStore implements LockStore {
+        final InMemoryLockStore inner = new InMemoryLockStore();
+        final AtomicInteger watchesOpened = new AtomicInteger();
+        final AtomicInteger watchesClosed = new AtomicInteger();
+        private final long notifyDelayMillis;
+        private final java.util.concurrent.ScheduledExecutorService later =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "late-notifications");
+                    t.setDaemon(true);
+                    return t;
+                });
+
+        NotifyingStore(long notifyDelayMillis) {
+            this.notifyDelayMillis = notifyDelayMillis;
+        }
+
+        @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
+        @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+        @Override public boolean release(String n, String t, Duration atLeast) { return inner.release(n, t, atLeast); }
+        @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
+        @Override public boolean forceRelease(String n) { return inner.forceRelease(n); }
+        @Override public String description() { return "notifying"; }
+
+        @Override
+        public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+            watchesOpened.incrementAndGet();
+            ReleaseWatch w = inner.watchReleases(name,
+                    token -> later.schedule(() -> listener.released(token), notifyDelayMillis, TimeUnit.MILLISECONDS));
+            return () -> {
+                watchesClosed.incrementAndGet();
+                w.close();
+            };
+        }
+    }
+
+    private static CompletableFuture<Lease> acquireAsync(Turnstile t, String name) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return t.acquire(name, LockOptions.defaults(), Duration.ofSeconds(10)).orElseThrow();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @Test
+    void aReleaseSubscriptionOutlivesItsWaitAndClosesAfterTheLinger() throws Exception {
+        NotifyingStore store = new NotifyingStore(0);
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).watchLinger(Duration.ofMillis(300)).build()) {
+            for (int round = 0; round < 3; round++) {
+                Lease held = a.tryAcquire("job").orElseThrow();
+                CompletableFuture<Lease> waiter = acquireAsync(b, "job");
+                Thread.sleep(30);
+                held.release();
+                waiter.get(5, TimeUnit.SECONDS).release();
+            }
+            assertThat(store.watchesOpened).as("one subscription for three waits").hasValue(1);
+            assertThat(store.watchesClosed).hasValue(0);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (store.watchesClosed.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertThat(store.watchesClosed).as("closed once the linger passed").hasValue(1);
+            Lease held = a.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> waiter = acquireAsync(b, "job");
+            Thread.sleep(30);
+            held.release();
+            waiter.get(5, TimeUnit.SECONDS).release();
+            assertThat(store.watchesOpened).as("a new one after the linger").hasValue(2);
+        }
+        assertThat(store.watchesClosed).as("closing the client closes what lingers").hasValue(2);
+    }
+
+    @Test
+    void aReacquireAfterOwnReleaseIsWokenByTheNextReleaseElsewhereNotByTheEndOfTheCourtesy() throws Exception {
+        NotifyingStore store = new NotifyingStore(5);
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).handOffCourtesy(Duration.ofSeconds(1)).build()) {
+            Lease aHolds = a.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> bWaits = acquireAsync(b, "job"); // b subscribes
+            Thread.sleep(30);
+            aHolds.release();
+            Lease bHolds = bWaits.get(5, TimeUnit.SECONDS);
+            CompletableFuture<Lease> aWaits = acquireAsync(a, "job");
+            Thread.sleep(30);
+            bHolds.release(); // a takes it; b comes back at once and defers to the courtesy
+            CompletableFuture<Lease> bAgain = acquireAsync(b, "job");
+            aHolds = aWaits.get(5, TimeUnit.SECONDS);
+            Thread.sleep(100);
+            long released = System.nanoTime();
+            aHolds.release();
+            bAgain.get(5, TimeUnit.SECONDS).release();
+            assertThat(Duration.ofNanos(System.nanoTime() - released))
+                    .as("woken by a's release, not at the end of its 1 s courtesy").isLessThan(Duration.ofMillis(500));
+        }
+    }
+
+    @Test
+    void theStoresEchoOfOwnReleaseDoesNotEndTheCourtesy() throws Exception {
+        NotifyingStore store = new NotifyingStore(50); // the echo comes while b defers
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).handOffCourtesy(Duration.ofMillis(400)).build()) {
+            Lease aHolds = a.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> bWaits = acquireAsync(b, "job"); // b subscribes, and stays subscribed
+            Thread.sleep(30);
+            aHolds.release();
+            Lease bHolds = bWaits.get(5, TimeUnit.SECONDS);
+            Thread.sleep(150); // a's release has been told by now
+            bHolds.release(); // the store tells b's subscription of this release too
+            long start = System.nanoTime();
+            b.acquire("job", LockOptions.defaults(), Duration.ofSeconds(5)).orElseThrow().release();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("b sat out its courtesy")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300));
         }
     }
 

@@ -15,7 +15,8 @@ import java.util.Locale;
  *   <li>{@code bench.threads} ({@code 1,8}) and {@code bench.dbs} ({@code postgresql,sqlite})
  *   <li>{@code bench.seed} (42): seed of the per-slice shuffle, so a run can be repeated
  *   <li>{@code bench.handoffSeconds} (10), {@code bench.handoffProcesses} (4),
- *       {@code bench.handoffRounds} (2)
+ *       {@code bench.handoffRounds} (2), {@code bench.handoffKinds} (all),
+ *       {@code bench.handoffWarmupSeconds} (30: contended, unrecorded)
  *   <li>{@code bench.pgUrl} ({@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres})
  *   <li>{@code bench.redisUrl} ({@code redis://127.0.0.1:6379})
  *   <li>{@code bench.waitThreads} (4) and {@code bench.waitHoldMicros} (100): the Redis
@@ -69,6 +70,30 @@ final class BenchConfig {
 
     static int handoffProcesses() {
         return positiveInt("bench.handoffProcesses", 4);
+    }
+
+    /**
+     * The hand-off contenders to run: {@code bench.handoffKinds}, a comma-separated subset of
+     * {@code all} (default: all of them), for quicker runs while working on one.
+     */
+    static List<String> handoffKinds(List<String> all) {
+        String wanted = System.getProperty("bench.handoffKinds", "");
+        if (wanted.isBlank()) {
+            return all;
+        }
+        List<String> kinds = new ArrayList<>();
+        for (String k : wanted.split(",")) {
+            if (!all.contains(k.trim())) {
+                throw new IllegalArgumentException("bench.handoffKinds: unknown kind '" + k.trim() + "': pick from " + all);
+            }
+            kinds.add(k.trim());
+        }
+        return kinds;
+    }
+
+    /** Seconds the hand-off loops run contended, unrecorded, before the measured window. */
+    static int handoffWarmupSeconds() {
+        return Math.max(0, Integer.getInteger("bench.handoffWarmupSeconds", 30));
     }
 
     static int handoffRounds() {

@@ -65,7 +65,7 @@ public final class HandoffBench {
             case "postgresql" -> {
                 try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(1, "handoff-parent")) {
                     Report report = newReport();
-                    runAll(report, POSTGRES_KINDS, rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool));
+                    runAll(report, BenchConfig.handoffKinds(POSTGRES_KINDS), rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool));
                     BenchDatabase.POSTGRESQL.deleteBenchRows(pool);
                     report.emit("Cross-process hand-off, PostgreSQL", common + ". Turnstile: default poll 2 ms–500 ms with "
                             + "backoff; Spring: default idleBetweenTries 100 ms.");
@@ -78,7 +78,7 @@ public final class HandoffBench {
                 Report report = newReport();
                 Map<String, List<HandoffResult>> results;
                 try {
-                    results = runAll(report, REDIS_KINDS, rounds, processes, seconds, BenchRedis::deleteBenchKeys);
+                    results = runAll(report, BenchConfig.handoffKinds(REDIS_KINDS), rounds, processes, seconds, BenchRedis::deleteBenchKeys);
                 } finally {
                     BenchRedis.deleteBenchKeys();
                 }
@@ -226,17 +226,20 @@ public final class HandoffBench {
                             + ", exit " + (child.isAlive() ? "still running" : child.exitValue()) + ")");
                 }
             }
-            long start = System.nanoTime();
+            // The loops run contended for the warm-up first (unrecorded): C2 keeps compiling the
+            // waiting paths for tens of seconds on this 2-core machine, and would otherwise take
+            // most of the CPU in the measured window, for every contender alike.
+            long start = System.nanoTime() + TimeUnit.SECONDS.toNanos(BenchConfig.handoffWarmupSeconds());
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
             for (Process child : children) {
                 OutputStream in = child.getOutputStream();
-                in.write(("GO " + end + "\n").getBytes(StandardCharsets.UTF_8));
+                in.write(("GO " + start + " " + end + "\n").getBytes(StandardCharsets.UTF_8));
                 in.flush();
             }
             List<HandoffLog> parsed = new ArrayList<>();
             for (int i = 0; i < processes; i++) {
                 Process child = children.get(i);
-                if (!child.waitFor(seconds + 120L, TimeUnit.SECONDS)) {
+                if (!child.waitFor(seconds + BenchConfig.handoffWarmupSeconds() + 120L, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("hand-off child " + child.pid() + " did not finish");
                 }
                 if (child.exitValue() != 0) {

@@ -16,7 +16,7 @@ import java.time.Duration;
  *
  * <p>Protocol with the parent: print {@code READY} once warmed up, then read {@code GO <endNanos>}
  * from standard input. The log file has {@code pid}, {@code cpu_nanos} and {@code wall_nanos}
- * lines (CPU used and wall time between GO and the end of the loop), then one
+ * lines (CPU used and wall time between the end of the warm-up and the end of the loop), then one
  * {@code <acquiredNanos> <releasingNanos>} line per hold.
  */
 public final class HandoffChild {
@@ -48,23 +48,31 @@ public final class HandoffChild {
             System.out.println("READY");
             System.out.flush();
             String go = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
-            if (go == null || !go.startsWith("GO ")) {
-                throw new IllegalStateException("expected 'GO <endNanos>' from the parent, got " + go);
+            String[] times = go == null ? new String[0] : go.trim().split(" ");
+            if (times.length != 3 || !times[0].equals("GO")) {
+                throw new IllegalStateException("expected 'GO <startNanos> <endNanos>' from the parent, got " + go);
             }
-            long end = Long.parseLong(go.substring(3).trim());
+            long start = Long.parseLong(times[1]);
+            long end = Long.parseLong(times[2]);
 
             LongList acquired = new LongList(1 << 14);
             LongList releasing = new LongList(1 << 14);
-            long cpu0 = cpuNanos();
-            long wall0 = System.nanoTime();
+            long cpu0 = -1;
+            long wall0 = 0;
             while (System.nanoTime() - end < 0) {
+                if (cpu0 < 0 && System.nanoTime() - start >= 0) {
+                    cpu0 = cpuNanos(); // the warm-up is over: from here on it counts
+                    wall0 = System.nanoTime();
+                }
                 WaitingContender.Held held = contender.acquire(lockName, MAX_WAIT);
                 long a = System.nanoTime();
                 Thread.sleep(1);
                 long r = System.nanoTime();
                 held.release();
-                acquired.add(a);
-                releasing.add(r);
+                if (a - start >= 0) {
+                    acquired.add(a);
+                    releasing.add(r);
+                }
                 // No pause here: the releasing process competes again at once, which is what exposes starvation.
             }
             long wall = System.nanoTime() - wall0;

@@ -6,6 +6,7 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.LockStores;
+import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.List;
@@ -77,7 +78,7 @@ public final class BrokenLockStoreFactory implements LockStoreFactory {
         }
 
         @Override
-        public ReleaseWatch watchReleases(String name, Runnable listener) {
+        public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
             return inner.watchReleases(name, listener);
         }
 

@@ -68,14 +68,14 @@ public interface LockStore extends AutoCloseable {
      * Asks to be told when the lock is released or expires anywhere, so that waiters need not poll
      * often. Stores that cannot notify (SQL) return {@link ReleaseWatch#NONE}, and waiters then
      * poll with backoff; stores that can (Redis pub/sub, ZooKeeper watches) call {@code listener}
-     * on any thread, possibly spuriously. Waiters keep a bounded fallback poll either way, so a lost
-     * notification costs latency, never liveness.
+     * on any thread, possibly spuriously, with the released token where they know it. Waiters keep
+     * a bounded fallback poll either way, so a lost notification costs latency, never liveness.
      *
      * @param name the lock name
      * @param listener called on a release or expiry of {@code name}
      * @return a handle that stops the notifications
      */
-    default ReleaseWatch watchReleases(String name, Runnable listener) {
+    default ReleaseWatch watchReleases(String name, ReleaseListener listener) {
         return ReleaseWatch.NONE;
     }
 

@@ -4,6 +4,8 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,14 +14,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A store inside this JVM: the reference implementation of the {@link LockStore} contract, for
  * tests of code that uses Turnstile. Expiry is judged on the monotonic clock. It passes the same
- * contract suite as the real stores.
+ * contract suite as the real stores. Like Redis, it notifies {@linkplain #watchReleases watchers}
+ * of releases (with the released token) and forced releases, but not of expiries.
  */
 public final class InMemoryLockStore implements LockStore {
     private final Map<String, Row> rows = new HashMap<>();
+    private final Map<String, List<ReleaseListener>> watchers = new ConcurrentHashMap<>();
 
     private static final class Row {
         String owner;
@@ -57,16 +63,23 @@ public final class InMemoryLockStore implements LockStore {
     }
 
     @Override
-    public synchronized boolean release(String name, String token, Duration lockAtLeastFor) {
-        Row row = heldBy(name, token);
-        if (row == null) {
-            return false;
+    public boolean release(String name, String token, Duration lockAtLeastFor) {
+        boolean freed;
+        synchronized (this) {
+            Row row = heldBy(name, token);
+            if (row == null) {
+                return false;
+            }
+            long atLeastEnd = row.acquiredNanos + lockAtLeastFor.toNanos();
+            long now = System.nanoTime();
+            row.expiresNanos = atLeastEnd - now > 0 ? atLeastEnd : now;
+            freed = row.expiresNanos == now;
+            if (freed) {
+                row.token = null;
+            }
         }
-        long atLeastEnd = row.acquiredNanos + lockAtLeastFor.toNanos();
-        long now = System.nanoTime();
-        row.expiresNanos = atLeastEnd - now > 0 ? atLeastEnd : now;
-        if (row.expiresNanos == now) {
-            row.token = null;
+        if (freed) {
+            notifyWatchers(name, token);
         }
         return true;
     }
@@ -87,13 +100,33 @@ public final class InMemoryLockStore implements LockStore {
     }
 
     @Override
-    public synchronized boolean forceRelease(String name) {
-        Row row = rows.get(name);
-        if (row == null || row.token == null || row.expiresNanos - System.nanoTime() <= 0) {
-            return false;
+    public boolean forceRelease(String name) {
+        synchronized (this) {
+            Row row = rows.get(name);
+            if (row == null || row.token == null || row.expiresNanos - System.nanoTime() <= 0) {
+                return false;
+            }
+            row.token = null;
         }
-        row.token = null;
+        notifyWatchers(name, null);
         return true;
+    }
+
+    @Override
+    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+        watchers.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(listener);
+        return () -> watchers.computeIfPresent(name, (k, list) -> {
+            list.remove(listener);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
+    /** Outside the store's lock, as a real store's notification arrives on another thread. */
+    private void notifyWatchers(String name, String token) {
+        List<ReleaseListener> list = watchers.get(name);
+        if (list != null) {
+            list.forEach(l -> l.released(token));
+        }
     }
 
     @Override

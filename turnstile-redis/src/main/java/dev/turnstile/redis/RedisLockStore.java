@@ -5,6 +5,7 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.KeyScanArgs;
 import io.lettuce.core.RedisClient;
@@ -44,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * shares the lock's hash slot.
  *
  * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
- * {@code EVAL} after a {@code NOSCRIPT}). Release publishes on {@code <prefix>{<name>}:released}, so
- * waiters are woken at once instead of polling.
+ * {@code EVAL} after a {@code NOSCRIPT}). Release publishes the released token on
+ * {@code <prefix>{<name>}:released}, so waiters are woken at once instead of polling.
  *
  * <p>Fences survive a restart without persistence: a missing counter resumes from the server's
  * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
@@ -58,33 +59,37 @@ public final class RedisLockStore implements LockStore {
      * The scripts. A lock is one string, readable as it is:
      *   token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>
      * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
-     * at the space), whatever the owner text contains. Each redis.call inside a script costs a few microseconds, so the common paths
-     * use as few as they can: acquire is TIME, INCR and SET NX PX.
+     * at the space), whatever the owner text contains. Every redis.call, argument and formatted
+     * number inside a script costs server time, so the common paths keep to the fewest: acquire is
+     * TIME, INCR and SET NX PX; release is GET, DEL and PUBLISH. Lua prints numbers with 14
+     * significant digits, exact for epoch milliseconds but not for 16-digit fences, which are
+     * formatted with %d.
      */
 
     /**
-     * KEYS: lock, fence counter. ARGV: owner, token, ttl ms, clockFences (1 or 0). Returns
-     * {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences may
-     * skip numbers, never repeat).
+     * KEYS: lock, fence counter. ARGV: owner, token, ttl ms, and "1" for clock fences (else absent).
+     * Returns {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences
+     * may skip numbers, never repeat).
      */
     static final String ACQUIRE = """
             local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 or ARGV[4] == '1' then
+            if fence == 1 or ARGV[4] then
               -- a missing counter (a new name, or lost in a restart without persistence) resumes
               -- from the server's clock in microseconds, above every fence it issued; Redlock
               -- nodes follow that clock always, so their fences stay close to each other
-              local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              local micros = t[1] * 1000000 + t[2]
               if fence < micros then
                 fence = micros
-                redis.call('SET', KEYS[2], string.format('%.0f', fence))
+                redis.call('SET', KEYS[2], string.format('%d', fence))
               end
             end
-            local expires = now + tonumber(ARGV[3])
-            local value = string.format('token=%s fence=%.0f acquired_at=%.0f expires_at=%.0f owner=%s',
-                                        ARGV[2], fence, now, expires, ARGV[1])
-            if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3]) then return {0} end
+            local now = t[1] * 1000 + math.floor(t[2] / 1000)
+            local expires = now + ARGV[3]
+            if not redis.call('SET', KEYS[1], 'token=' .. ARGV[2] .. ' fence=' .. string.format('%d', fence)
+                .. ' acquired_at=' .. now .. ' expires_at=' .. expires .. ' owner=' .. ARGV[1], 'NX', 'PX', ARGV[3]) then
+              return {0}
+            end
             return {fence, now, expires}
             """;
 
@@ -94,41 +99,52 @@ public final class RedisLockStore implements LockStore {
             local mine = 'token=' .. ARGV[1] .. ' '
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local now = t[1] * 1000 + math.floor(t[2] / 1000)
             local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+',
-                                     '%1' .. string.format('%.0f', now + tonumber(ARGV[2])))
+                                     '%1' .. (now + ARGV[2]))
             redis.call('SET', KEYS[1], mine .. rest, 'PX', ARGV[2])
             return 1
             """;
 
     /**
-     * KEYS: lock. ARGV: token, lockAtLeastFor ms, channel, name. Deletes the lock (the fence lives on
-     * in its own key) or shortens it to acquired_at + lockAtLeastFor. Returns 1 if the token held it.
+     * KEYS: lock. ARGV: token. Deletes the lock (the fence lives on in its own key) and publishes
+     * the token on {@code <lock>:released}. Returns 1 if the token held it.
      */
     static final String RELEASE = """
             local v = redis.call('GET', KEYS[1])
             local mine = 'token=' .. ARGV[1] .. ' '
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
-            if tonumber(ARGV[2]) > 0 then
-              local t = redis.call('TIME')
-              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-              local rest = string.sub(v, #mine + 1)
-              local keep_until = tonumber(string.match(rest, '^fence=%d+ acquired_at=(%d+)')) + tonumber(ARGV[2])
-              if keep_until > now then
-                rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. string.format('%.0f', keep_until))
-                redis.call('SET', KEYS[1], mine .. rest, 'PX', string.format('%.0f', keep_until - now))
-                return 1
-              end
-            end
             redis.call('DEL', KEYS[1])
-            redis.call('PUBLISH', ARGV[3], ARGV[4])
+            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
             return 1
             """;
 
-    /** KEYS: lock. ARGV: channel, name. Returns 1 if a lease was ended. */
+    /**
+     * KEYS: lock. ARGV: token, lockAtLeastFor ms. Shortens the lock to acquired_at + lockAtLeastFor,
+     * or releases it as {@link #RELEASE} does if that is past. Returns 1 if the token held it.
+     */
+    static final String RELEASE_AT_LEAST = """
+            local v = redis.call('GET', KEYS[1])
+            local mine = 'token=' .. ARGV[1] .. ' '
+            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
+            local t = redis.call('TIME')
+            local now = t[1] * 1000 + math.floor(t[2] / 1000)
+            local rest = string.sub(v, #mine + 1)
+            local keep_until = string.match(rest, '^fence=%d+ acquired_at=(%d+)') + ARGV[2]
+            if keep_until > now then
+              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. keep_until)
+              redis.call('SET', KEYS[1], mine .. rest, 'PX', keep_until - now)
+              return 1
+            end
+            redis.call('DEL', KEYS[1])
+            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+            return 1
+            """;
+
+    /** KEYS: lock. Publishes an empty token. Returns 1 if a lease was ended. */
     static final String FORCE_RELEASE = """
             if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-            redis.call('PUBLISH', ARGV[1], ARGV[2])
+            redis.call('PUBLISH', KEYS[1] .. ':released', '')
             return 1
             """;
 
@@ -143,7 +159,7 @@ public final class RedisLockStore implements LockStore {
     private final String description;
     private final List<AutoCloseable> owned;
     private final Map<String, String> shas = new ConcurrentHashMap<>();
-    private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
+    private final Map<String, List<ReleaseListener>> listeners = new ConcurrentHashMap<>();
 
     private volatile boolean clockFences;
     private volatile StatefulConnection<String, String> connection;
@@ -201,19 +217,19 @@ public final class RedisLockStore implements LockStore {
 
     private static final String EMPTY_TAG_GUARD = "\u0001";
 
-    private String fenceKey(String name) {
-        return lockKey(name) + ":fence";
-    }
-
+    /** Where the release scripts publish: {@code KEYS[1] .. ':released'}. */
     private String channel(String name) {
         return lockKey(name) + ":released";
     }
 
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest r) {
-        List<Long> reply = run("acquire lock '" + r.name() + "'", ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {lockKey(r.name()), fenceKey(r.name())}, r.owner(), r.token(), Long.toString(r.ttl().toMillis()),
-                clockFences ? "1" : "0");
+        String key = lockKey(r.name());
+        String ttl = Long.toString(r.ttl().toMillis());
+        String[] keys = {key, key + ":fence"};
+        List<Long> reply = clockFences
+                ? run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, "1")
+                : run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl);
         if (reply.get(0) == 0L) {
             return Optional.empty();
         }
@@ -222,22 +238,24 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {
-        Long ok = run("extend lock '" + name + "'", EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
+        Long ok = run("extend", name, EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
                 token, Long.toString(ttl.toMillis()));
         return ok == 1L;
     }
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
-        Long ok = run("release lock '" + name + "'", RELEASE, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
-                token, Long.toString(lockAtLeastFor.toMillis()), channel(name), name);
+        String[] keys = {lockKey(name)};
+        Long ok = lockAtLeastFor.isZero()
+                ? run("release", name, RELEASE, ScriptOutputType.INTEGER, keys, token)
+                : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
+                        Long.toString(lockAtLeastFor.toMillis()));
         return ok == 1L;
     }
 
     @Override
     public boolean forceRelease(String name) {
-        Long ok = run("force-release lock '" + name + "'", FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {lockKey(name)}, channel(name), name);
+        Long ok = run("force-release", name, FORCE_RELEASE, ScriptOutputType.INTEGER, new String[] {lockKey(name)});
         return ok == 1L;
     }
 
@@ -269,13 +287,13 @@ public final class RedisLockStore implements LockStore {
     }
 
     @Override
-    public ReleaseWatch watchReleases(String name, Runnable listener) {
+    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
         String channel = channel(name);
         try {
             StatefulRedisPubSubConnection<String, String> ps = pubSub();
             boolean[] first = {false};
             listeners.compute(channel, (k, list) -> {
-                List<Runnable> l = list != null ? list : new CopyOnWriteArrayList<>();
+                List<ReleaseListener> l = list != null ? list : new CopyOnWriteArrayList<>();
                 first[0] = l.isEmpty();
                 l.add(listener);
                 return l;
@@ -326,7 +344,7 @@ public final class RedisLockStore implements LockStore {
 
     /** EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it. */
     @SuppressWarnings("unchecked")
-    private <T> T run(String what, String script, ScriptOutputType type, String[] keys, String... args) {
+    private <T> T run(String verb, String name, String script, ScriptOutputType type, String[] keys, String... args) {
         try {
             RedisClusterCommands<String, String> cmd = commands();
             String sha = shas.computeIfAbsent(script, cmd::digest);
@@ -336,7 +354,7 @@ public final class RedisLockStore implements LockStore {
                 return (T) cmd.eval(script, type, keys, args);
             }
         } catch (RedisException e) {
-            throw unavailable(what, e);
+            throw unavailable(verb + " lock '" + name + "'", e);
         }
     }
 
@@ -385,9 +403,10 @@ public final class RedisLockStore implements LockStore {
                     ps.addListener(new RedisPubSubAdapter<>() {
                         @Override
                         public void message(String channel, String message) {
-                            List<Runnable> l = listeners.get(channel);
+                            List<ReleaseListener> l = listeners.get(channel);
                             if (l != null) {
-                                l.forEach(Runnable::run);
+                                String token = message == null || message.isEmpty() ? null : message;
+                                l.forEach(x -> x.released(token));
                             }
                         }
                     });

@@ -5,6 +5,7 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -189,7 +190,7 @@ public final class RedlockLockStore implements LockStore {
     }
 
     @Override
-    public ReleaseWatch watchReleases(String name, Runnable listener) {
+    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
         List<ReleaseWatch> watches = nodes.stream().map(n -> n.watchReleases(name, listener)).toList();
         return () -> watches.forEach(ReleaseWatch::close);
     }
