@@ -129,11 +129,16 @@ public final class Turnstile implements AutoCloseable {
      * @throws IllegalStateException if this client is closed
      */
     public Optional<Lease> tryAcquire(String name, LockOptions options) {
+        return tryAcquire(name, options, false);
+    }
+
+    /** @param waiting whether a busy lock will be waited for (the store may queue this client) */
+    private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting) {
         Validation.lockName(name);
         Objects.requireNonNull(options, "options");
         checkOpen();
         if (!options.reentrant()) {
-            return Optional.ofNullable(acquireOnce(name, options));
+            return Optional.ofNullable(acquireOnce(name, options, waiting));
         }
         HoldKey key = new HoldKey(name, options.reentrancyContext());
         ReentrantLease.Hold hold = reentrantHolds.get(key);
@@ -148,7 +153,7 @@ public final class Turnstile implements AutoCloseable {
                 }
             }
         }
-        HeldLease lease = acquireOnce(name, options);
+        HeldLease lease = acquireOnce(name, options, waiting);
         if (lease == null) {
             return Optional.empty();
         }
@@ -187,7 +192,7 @@ public final class Turnstile implements AutoCloseable {
                 }
                 Optional<Lease> lease;
                 try {
-                    lease = tryAcquire(name, options);
+                    lease = tryAcquire(name, options, watch != null && watch.notifies());
                 } catch (StoreUnavailableException e) {
                     if (Thread.interrupted()) {
                         throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -283,13 +288,13 @@ public final class Turnstile implements AutoCloseable {
         keeper.close();
     }
 
-    private HeldLease acquireOnce(String name, LockOptions options) {
+    private HeldLease acquireOnce(String name, LockOptions options, boolean waiting) {
         for (int attempt = 1; ; attempt++) {
             String token = Owners.newToken();
             long start = System.nanoTime();
             Optional<Grant> grant;
             try {
-                grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor()));
+                grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor(), waiting));
             } catch (StoreUnavailableException e) {
                 if (Thread.currentThread().isInterrupted()) {
                     log.debug("acquiring lock '{}' was interrupted", name);

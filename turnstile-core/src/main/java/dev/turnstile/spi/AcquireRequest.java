@@ -10,5 +10,19 @@ import java.time.Duration;
  * @param token the random ownership token, fresh for every acquire (stores may treat a re-sent token
  *     as the same acquisition)
  * @param ttl the lease's time to live, counted by the store's clock
+ * @param waiting whether the caller waits for a release if the lock is busy (it has
+ *     {@linkplain LockStore#watchReleases subscribed}), so a store may queue it and wake it in turn
  */
-public record AcquireRequest(String name, String owner, String token, Duration ttl) {}
+public record AcquireRequest(String name, String owner, String token, Duration ttl, boolean waiting) {
+    /**
+     * A request from a caller that does not wait.
+     *
+     * @param name the lock name
+     * @param owner the holder identity
+     * @param token the ownership token
+     * @param ttl the time to live
+     */
+    public AcquireRequest(String name, String owner, String token, Duration ttl) {
+        this(name, owner, token, ttl, false);
+    }
+}

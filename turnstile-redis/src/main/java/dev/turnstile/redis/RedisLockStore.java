@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,7 +26,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -67,14 +71,16 @@ public final class RedisLockStore implements LockStore {
      */
 
     /**
-     * KEYS: lock, fence counter. ARGV: owner, token, ttl ms, and "1" for clock fences (else absent).
-     * Returns {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences
-     * may skip numbers, never repeat).
+     * KEYS: lock, fence counter, waiter queue. ARGV: owner, token, ttl ms, the waiter id of a
+     * caller that will wait ('' if it will not), and "1" for clock fences (else absent). Returns
+     * {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences may
+     * skip numbers, never repeat). A busy waiter joins the queue (keeping its place if it is in it
+     * already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
             local t = redis.call('TIME')
             local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 or ARGV[4] then
+            if fence == 1 or ARGV[5] then
               -- a missing counter (a new name, or lost in a restart without persistence) resumes
               -- from the server's clock in microseconds, above every fence it issued; Redlock
               -- nodes follow that clock always, so their fences stay close to each other
@@ -88,8 +94,13 @@ public final class RedisLockStore implements LockStore {
             local expires = now + ARGV[3]
             if not redis.call('SET', KEYS[1], 'token=' .. ARGV[2] .. ' fence=' .. string.format('%d', fence)
                 .. ' acquired_at=' .. now .. ' expires_at=' .. expires .. ' owner=' .. ARGV[1], 'NX', 'PX', ARGV[3]) then
+              if ARGV[4] ~= '' then
+                redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], ARGV[4])
+                redis.call('PEXPIRE', KEYS[3], 60000)
+              end
               return {0}
             end
+            if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
             return {fence, now, expires}
             """;
 
@@ -106,22 +117,38 @@ public final class RedisLockStore implements LockStore {
             return 1
             """;
 
+    /*
+     * A release wakes the waiters with a message "<token> <waiter id>" on <lock>:released, naming
+     * the longest-queued waiter (taken off the queue), or "<token>" when none is queued. The named
+     * one tries at once; the others a moment later, in case it is gone. So one process, not all of
+     * them, races for the lock, and the lock goes round the waiting processes in turn.
+     */
+    private static final String WAKE_NEXT = """
+            local next = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+            if next then
+              redis.call('ZREM', KEYS[2], next)
+              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. next)
+            else
+              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+            end
+            return 1
+            """;
+
     /**
-     * KEYS: lock. ARGV: token. Deletes the lock (the fence lives on in its own key) and publishes
-     * the token on {@code <lock>:released}. Returns 1 if the token held it.
+     * KEYS: lock, waiter queue. ARGV: token. Deletes the lock (the fence lives on in its own key)
+     * and wakes the next waiter. Returns 1 if the token held it.
      */
     static final String RELEASE = """
             local v = redis.call('GET', KEYS[1])
             local mine = 'token=' .. ARGV[1] .. ' '
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             redis.call('DEL', KEYS[1])
-            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-            return 1
-            """;
+            """ + WAKE_NEXT;
 
     /**
-     * KEYS: lock. ARGV: token, lockAtLeastFor ms. Shortens the lock to acquired_at + lockAtLeastFor,
-     * or releases it as {@link #RELEASE} does if that is past. Returns 1 if the token held it.
+     * KEYS: lock, waiter queue. ARGV: token, lockAtLeastFor ms. Shortens the lock to acquired_at +
+     * lockAtLeastFor, or releases it as {@link #RELEASE} does if that is past. Returns 1 if the
+     * token held it.
      */
     static final String RELEASE_AT_LEAST = """
             local v = redis.call('GET', KEYS[1])
@@ -137,16 +164,15 @@ public final class RedisLockStore implements LockStore {
               return 1
             end
             redis.call('DEL', KEYS[1])
-            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-            return 1
-            """;
+            """ + WAKE_NEXT;
 
-    /** KEYS: lock. Publishes an empty token. Returns 1 if a lease was ended. */
+    /** KEYS: lock, waiter queue. ARGV: '' (no token). Returns 1 if a lease was ended. */
     static final String FORCE_RELEASE = """
             if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-            redis.call('PUBLISH', KEYS[1] .. ':released', '')
-            return 1
-            """;
+            """ + WAKE_NEXT;
+
+    /** How long the waiters not named by a release wait before they try too. */
+    private static final long UNNAMED_WAKE_DELAY_MILLIS = 5;
 
     private static final String DEFAULT_PREFIX = "turnstile:";
     private static final Pattern VALUE =
@@ -159,7 +185,19 @@ public final class RedisLockStore implements LockStore {
     private final String description;
     private final List<AutoCloseable> owned;
     private final Map<String, String> shas = new ConcurrentHashMap<>();
-    private final Map<String, List<ReleaseListener>> listeners = new ConcurrentHashMap<>();
+    private final Map<String, Watchers> listeners = new ConcurrentHashMap<>();
+    /** Names this store in waiter queues: one per store, shared by its waiters. */
+    private final String waiterId = Long.toHexString(new SecureRandom().nextLong() | Long.MIN_VALUE);
+
+    /** The listeners on one channel, and how many messages it has had (to drop stale delayed wake-ups). */
+    private static final class Watchers {
+        final List<ReleaseListener> list = new CopyOnWriteArrayList<>();
+        final AtomicLong messages = new AtomicLong();
+
+        void tell(String token) {
+            list.forEach(x -> x.released(token));
+        }
+    }
 
     private volatile boolean clockFences;
     private volatile StatefulConnection<String, String> connection;
@@ -217,6 +255,10 @@ public final class RedisLockStore implements LockStore {
 
     private static final String EMPTY_TAG_GUARD = "\u0001";
 
+    private String waitersKey(String name) {
+        return lockKey(name) + ":waiters";
+    }
+
     /** Where the release scripts publish: {@code KEYS[1] .. ':released'}. */
     private String channel(String name) {
         return lockKey(name) + ":released";
@@ -226,10 +268,11 @@ public final class RedisLockStore implements LockStore {
     public Optional<Grant> tryAcquire(AcquireRequest r) {
         String key = lockKey(r.name());
         String ttl = Long.toString(r.ttl().toMillis());
-        String[] keys = {key, key + ":fence"};
+        String[] keys = {key, key + ":fence", key + ":waiters"};
+        String waiter = r.waiting() ? waiterId : "";
         List<Long> reply = clockFences
-                ? run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, "1")
-                : run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl);
+                ? run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, waiter, "1")
+                : run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, waiter);
         if (reply.get(0) == 0L) {
             return Optional.empty();
         }
@@ -245,7 +288,7 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
-        String[] keys = {lockKey(name)};
+        String[] keys = {lockKey(name), waitersKey(name)};
         Long ok = lockAtLeastFor.isZero()
                 ? run("release", name, RELEASE, ScriptOutputType.INTEGER, keys, token)
                 : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
@@ -255,7 +298,8 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean forceRelease(String name) {
-        Long ok = run("force-release", name, FORCE_RELEASE, ScriptOutputType.INTEGER, new String[] {lockKey(name)});
+        Long ok = run("force-release", name, FORCE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {lockKey(name), waitersKey(name)}, "");
         return ok == 1L;
     }
 
@@ -292,11 +336,11 @@ public final class RedisLockStore implements LockStore {
         try {
             StatefulRedisPubSubConnection<String, String> ps = pubSub();
             boolean[] first = {false};
-            listeners.compute(channel, (k, list) -> {
-                List<ReleaseListener> l = list != null ? list : new CopyOnWriteArrayList<>();
-                first[0] = l.isEmpty();
-                l.add(listener);
-                return l;
+            listeners.compute(channel, (k, w) -> {
+                Watchers x = w != null ? w : new Watchers();
+                first[0] = x.list.isEmpty();
+                x.list.add(listener);
+                return x;
             });
             if (first[0]) {
                 ps.sync().subscribe(channel);
@@ -308,14 +352,15 @@ public final class RedisLockStore implements LockStore {
         }
         return () -> {
             boolean[] last = {false};
-            listeners.computeIfPresent(channel, (k, list) -> {
-                list.remove(listener);
-                last[0] = list.isEmpty();
-                return list.isEmpty() ? null : list;
+            listeners.computeIfPresent(channel, (k, w) -> {
+                w.list.remove(listener);
+                last[0] = w.list.isEmpty();
+                return w.list.isEmpty() ? null : w;
             });
             StatefulRedisPubSubConnection<String, String> ps = pubSub;
             if (last[0] && ps != null && ps.isOpen()) {
                 ps.async().unsubscribe(channel);
+                leaveQueue(name);
             }
         };
     }
@@ -394,6 +439,40 @@ public final class RedisLockStore implements LockStore {
         return c;
     }
 
+    /**
+     * A release message, "<token> <waiter id>" or "<token>" (the token is empty for a forced
+     * release): the named waiter, or everyone if none is named, is told at once; the others after
+     * {@link #UNNAMED_WAKE_DELAY_MILLIS}, unless another release came in between (the lock is
+     * moving, and they will be named in turn).
+     */
+    private void released(Watchers w, String message) {
+        long n = w.messages.incrementAndGet();
+        int space = message.lastIndexOf(' ');
+        String token = space < 0 ? message : message.substring(0, space);
+        String named = space < 0 ? null : message.substring(space + 1);
+        String released = token.isEmpty() ? null : token;
+        if (named == null || named.equals(waiterId)) {
+            w.tell(released);
+        } else {
+            // Run on the JDK's delay thread itself: telling is quick, and on 2 cores the async pool
+            // would start a thread per task.
+            CompletableFuture.delayedExecutor(UNNAMED_WAKE_DELAY_MILLIS, TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
+                if (w.messages.get() == n) {
+                    w.tell(released);
+                }
+            });
+        }
+    }
+
+    /** Best effort: a queued waiter that stopped waiting should not be named by the next release. */
+    private void leaveQueue(String name) {
+        try {
+            commands().zrem(waitersKey(name), waiterId);
+        } catch (RedisException e) {
+            log.debug("cannot leave the waiter queue of '{}': {}", name, e.toString());
+        }
+    }
+
     private StatefulRedisPubSubConnection<String, String> pubSub() {
         StatefulRedisPubSubConnection<String, String> p = pubSub;
         if (p == null) {
@@ -403,10 +482,9 @@ public final class RedisLockStore implements LockStore {
                     ps.addListener(new RedisPubSubAdapter<>() {
                         @Override
                         public void message(String channel, String message) {
-                            List<ReleaseListener> l = listeners.get(channel);
-                            if (l != null) {
-                                String token = message == null || message.isEmpty() ? null : message;
-                                l.forEach(x -> x.released(token));
+                            Watchers w = listeners.get(channel);
+                            if (w != null) {
+                                released(w, message == null ? "" : message);
                             }
                         }
                     });

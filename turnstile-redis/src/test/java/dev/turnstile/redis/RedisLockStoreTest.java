@@ -11,12 +11,16 @@ import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,6 +126,105 @@ class RedisLockStoreTest {
             assertThat(waiting.get(4, TimeUnit.SECONDS)).isPresent();
             assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken, not polled every 5 s")
                     .isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    private static CompletableFuture<Optional<Lease>> waitFor(Turnstile t, String name) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return t.acquire(name, LockOptions.defaults(), Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @Test
+    void aWaiterQueuesUpWhileBusyAndTheReleaseNamesItAlongWithTheReleasedToken() throws Exception {
+        String name = name();
+        String queue = "turnstile:{" + name + "}:waiters";
+        StatefulRedisPubSubConnection<String, String> listen = client.connectPubSub();
+        java.util.concurrent.BlockingQueue<String> messages = new java.util.concurrent.LinkedBlockingQueue<>();
+        listen.addListener(new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String channel, String message) {
+                messages.add(message);
+            }
+        });
+        listen.sync().subscribe("turnstile:{" + name + "}:released");
+        try (LockStore a = LockStores.open(RedisServers.STANDALONE); LockStore b = LockStores.open(RedisServers.STANDALONE)) {
+            Lease holder = Turnstile.builder(a).build().tryAcquire(name).orElseThrow();
+            assertThat(Turnstile.builder(b).build().tryAcquire(name)).isEmpty();
+            assertThat(raw.sync().exists(queue)).as("a caller that will not wait is not queued").isZero();
+            CompletableFuture<Optional<Lease>> waiting = waitFor(Turnstile.builder(b).build(), name);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> raw.sync().zcard(queue) == 1);
+            String waiterId = raw.sync().zrange(queue, 0, 0).get(0);
+            assertThat(raw.sync().pttl(queue)).as("a queue left behind expires").isBetween(1L, 60_000L);
+            holder.release();
+            assertThat(messages.poll(5, TimeUnit.SECONDS)).isEqualTo(holder.token() + " " + waiterId);
+            Lease next = waiting.get(5, TimeUnit.SECONDS).orElseThrow();
+            assertThat(raw.sync().zcard(queue)).as("named and served: off the queue").isZero();
+            next.release();
+            assertThat(messages.poll(5, TimeUnit.SECONDS)).as("nobody queued: the token alone").isEqualTo(next.token());
+        } finally {
+            listen.close();
+        }
+    }
+
+    @Test
+    void aNamedWaiterThatIsGoneDoesNotStrandTheOthers() throws Exception {
+        try (LockStore a = LockStores.open(RedisServers.STANDALONE); LockStore b = LockStores.open(RedisServers.STANDALONE)) {
+            String name = name();
+            Lease holder = Turnstile.builder(a).build().tryAcquire(name).orElseThrow();
+            // b polls only every 5 s, so only a release message wakes it in time.
+            CompletableFuture<Optional<Lease>> waiting =
+                    waitFor(Turnstile.builder(b).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build(), name);
+            Thread.sleep(500);
+            raw.sync().zadd("turnstile:{" + name + "}:waiters", 1, "a-crashed-waiter"); // first in line
+            long released = System.nanoTime();
+            holder.release();
+            assertThat(waiting.get(4, TimeUnit.SECONDS)).isPresent();
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken shortly after the ghost was named")
+                    .isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void theLockGoesRoundTheWaitingProcessesInTurn() throws Exception {
+        String name = name();
+        int clients = 3;
+        List<LockStore> stores = new java.util.ArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(clients);
+        try {
+            List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            List<java.util.concurrent.Future<?>> loops = new java.util.ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                LockStore s = LockStores.open(RedisServers.STANDALONE);
+                stores.add(s);
+                Turnstile t = Turnstile.builder(s).build();
+                String me = "c" + i;
+                loops.add(pool.submit(() -> {
+                    while (System.nanoTime() < end) {
+                        try (Lease lease = t.acquire(name, LockOptions.defaults(), Duration.ofSeconds(10)).orElseThrow()) {
+                            order.add(me);
+                            Thread.sleep(5);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (var f : loops) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            Map<String, Long> counts = order.stream().collect(Collectors.groupingBy(x -> x, Collectors.counting()));
+            assertThat(counts).as("every client held it").hasSize(clients);
+            long min = counts.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+            long max = counts.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+            assertThat(min * 10).as("shares %s: nobody is starved", counts).isGreaterThanOrEqualTo(max * 6);
+        } finally {
+            pool.shutdownNow();
+            stores.forEach(LockStore::close);
         }
     }
 
