@@ -11,10 +11,10 @@ import java.util.concurrent.TimeUnit;
  * Uncontended acquire+release throughput and latency of Turnstile, the raw SQL floor, ShedLock and
  * Spring Integration, side by side on one shared pool per database.
  *
- * <p>Not JMH on purpose: the contenders run in short interleaved slices (every contender once per
- * slice, in a shuffled order), so a burst of machine noise hits them all alike, and each result is
- * compared with the floor's in the same slice. The report gives, per contender, the median over
- * slices of that ratio with its min and max, and the absolute medians.
+ * <p>Not JMH on purpose: the contenders run in short slices, each right beside a slice of the
+ * floor (in shuffled order, alternating which goes first), so a burst of machine noise hits both
+ * alike, and each result is compared with the floor's slice next to it. The report gives, per
+ * contender, the median over slices of that ratio with its min and max, and the absolute medians.
  *
  * <p>Settings are system properties; see {@link BenchConfig}.
  */
@@ -52,7 +52,7 @@ public final class AcquireReleaseBench {
                         new ShedLockContender(pool), new SpringContender(pool));
                 try {
                     for (int threads : threadCounts) {
-                        Map<Contender, List<SliceResult>> results = measure(runner, contenders, threads, slices,
+                        SliceRunner.Paired<Contender, SliceResult> results = measure(runner, contenders, threads, slices,
                                 warmupNanos, sliceNanos, shuffle);
                         System.err.printf("%s, %d thread(s): %d slices done%n", db.id(), threads, slices);
                         addRows(report, db.id(), threads, results, contenders.get(0));
@@ -66,21 +66,23 @@ public final class AcquireReleaseBench {
             }
         }
         report.emit("Acquire + release, uncontended", String.format(
-                "%d slices of %d ms per contender, interleaved in shuffled order; warm-up %d ms per contender. "
-                        + "Latency is one acquire+release cycle. Ratios are per slice against FLOOR in the same slice: "
+                "%d slices of %d ms per contender, each beside a floor slice (pairs in shuffled order, alternating which "
+                        + "goes first); warm-up %d ms per contender. "
+                        + "Latency is one acquire+release cycle. Ratios are per slice against the FLOOR slice beside it: "
                         + "median [min–max]; above 1 means slower than the floor. SQLite serialises writers: with several threads "
                         + "its tail latency is SQLite's busy-handler sleeps, for every contender alike.",
                 slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
     }
 
     /**
-     * Warms up and measures every contender with {@code threads} threads in interleaved slices.
+     * Warms up and measures every contender with {@code threads} threads, each slice beside one of
+     * the floor's (the first contender).
      *
-     * @return each contender's slices, index i of every list being the same round
+     * @return each contender's slices and the floor slices paired with them
      */
-    static Map<Contender, List<SliceResult>> measure(SliceRunner runner, List<Contender> contenders, int threads,
+    static SliceRunner.Paired<Contender, SliceResult> measure(SliceRunner runner, List<Contender> contenders, int threads,
             int slices, long warmupNanos, long sliceNanos, Random shuffle) throws Exception {
-        return SliceRunner.interleave(contenders, slices, warmupNanos, sliceNanos, shuffle,
+        return SliceRunner.interleavePaired(contenders, contenders.get(0), slices, warmupNanos, sliceNanos, shuffle,
                 (c, nanos) -> runner.run(c, threads, nanos));
     }
 
@@ -98,11 +100,11 @@ public final class AcquireReleaseBench {
      *
      * @param store the store column, such as {@code postgresql} or {@code redis}
      */
-    static void addRows(Report report, String store, int threads, Map<Contender, List<SliceResult>> results,
+    static void addRows(Report report, String store, int threads, SliceRunner.Paired<Contender, SliceResult> results,
             Contender floor) {
-        List<SliceResult> floorSlices = results.get(floor);
-        for (Map.Entry<Contender, List<SliceResult>> e : results.entrySet()) {
+        for (Map.Entry<Contender, List<SliceResult>> e : results.results().entrySet()) {
             List<SliceResult> mine = e.getValue();
+            List<SliceResult> floorSlices = results.floorOf().get(e.getKey());
             int n = mine.size();
             double[] ops = new double[n];
             double[] mean = new double[n];

@@ -78,32 +78,34 @@ public final class RedisBench {
             Report report = AcquireReleaseBench.newReport("store");
             List<String> chartCategories = contenders.stream().skip(1).map(Contender::id).toList();
             BarChart chart = new BarChart("Redis: acquire + release latency ÷ raw Lettuce floor",
-                    String.format(Locale.ROOT, "median over %d interleaved slices of %d ms; same server, same slices", slices,
+                    String.format(Locale.ROOT, "median over %d slices of %d ms, each beside a floor slice; same server", slices,
                             BenchConfig.sliceMillis()),
                     "mean latency ÷ floor's (same slice)", "%.2f×", chartCategories);
             for (int t = 0; t < threadCounts.size(); t++) {
                 int threads = threadCounts.get(t);
-                Map<Contender, List<SliceResult>> results = AcquireReleaseBench.measure(runner, contenders, threads, slices,
+                SliceRunner.Paired<Contender, SliceResult> results = AcquireReleaseBench.measure(runner, contenders, threads, slices,
                         warmupNanos, sliceNanos, shuffle);
                 System.err.printf("redis, %d thread(s): %d slices done%n", threads, slices);
                 AcquireReleaseBench.addRows(report, "redis", threads, results, floor);
                 addSeries(chart, "S" + (t + 1) + ": " + threads + (threads == 1 ? " thread" : " threads") + ", own names",
-                        results, floor, contenders);
+                        results, contenders);
             }
             Path png = Report.chartFile("redis-ratios.png");
             chart.reference(1.0, "FLOOR = 1.0").write(png);
             report.emit("Redis: acquire + release, uncontended (S1, S2)", String.format(Locale.ROOT,
-                    "%d slices of %d ms per contender, interleaved in shuffled order; warm-up %d ms per contender; one Redis "
+                    "%d slices of %d ms per contender, each beside a floor slice (pairs in shuffled order, alternating "
+                            + "which goes first); warm-up %d ms per contender; one Redis "
                             + "server, every contender's keys deleted before and after. FLOOR = raw Lettuce on one shared "
                             + "connection: `SET key token NX PX 30000`, then an EVALSHA compare-and-delete, fresh random token "
                             + "per cycle. TURNSTILE = Turnstile over `RedisLockStore.builder(RedisClient)` (one EVALSHA "
-                            + "acquire, one EVALSHA release that also PUBLISHes). REDISSON = `RLock.tryLock(0, 30, SECONDS)` + "
+                            + "acquire: TIME, INCR of the fence, SET NX PX of the readable value; one EVALSHA release: "
+                            + "GET, token check, DEL, a look at the waiter queue, PUBLISH). REDISSON = `RLock.tryLock(0, 30, SECONDS)` + "
                             + "`unlock()`, default config. SHEDLOCK = ShedLock %s `shedlock-provider-redis-spring` "
                             + "RedisLockProvider over Spring Data Redis's LettuceConnectionFactory (ShedLock's own Lettuce "
                             + "provider is not on Maven Central; this provider has no owner-checked/safe-update mode, so "
                             + "its unlock is a plain DEL). SPRING_SPIN / SPRING_PUBSUB = Spring Integration %s "
                             + "RedisLockRegistry in SPIN_LOCK / PUB_SUB_LOCK mode, `obtain(name).tryLock()` + `unlock()`, "
-                            + "on the same factory. Ratios are per slice against FLOOR in the same slice: median [min–max]; "
+                            + "on the same factory. Ratios are per slice against the FLOOR slice beside it: median [min–max]; "
                             + "above 1 means slower than the floor.",
                     slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis(), version(RedisLockProvider.class),
                     version(RedisLockRegistry.class)), png);
@@ -142,14 +144,15 @@ public final class RedisBench {
         }
     }
 
-    private static void addSeries(BarChart chart, String name, Map<Contender, List<SliceResult>> results, Contender floor,
+    private static void addSeries(BarChart chart, String name, SliceRunner.Paired<Contender, SliceResult> results,
             List<Contender> contenders) {
         int n = contenders.size() - 1;
         double[] median = new double[n];
         double[] min = new double[n];
         double[] max = new double[n];
         for (int i = 0; i < n; i++) {
-            double[] r = AcquireReleaseBench.latencyRatios(results.get(contenders.get(i + 1)), results.get(floor));
+            Contender c = contenders.get(i + 1);
+            double[] r = AcquireReleaseBench.latencyRatios(results.results().get(c), results.floorOf().get(c));
             median[i] = Stats.median(r);
             min[i] = Stats.min(r);
             max[i] = Stats.max(r);

@@ -55,6 +55,56 @@ final class SliceRunner implements AutoCloseable {
         return results;
     }
 
+    /**
+     * Warms every contender up, then runs {@code slices} rounds; in each round every contender
+     * other than {@code floor}, in a shuffled order, runs one slice right beside a slice of the
+     * floor (which of the two goes first alternates), so that each ratio compares two runs a few
+     * hundred milliseconds apart rather than up to a whole round apart on this noisy machine.
+     *
+     * @return every contender's slices, and for each one but the floor the floor slices paired
+     *     with them (index i of both lists is one pair); the floor's own list holds all its slices
+     */
+    static <C, R> Paired<C, R> interleavePaired(List<C> contenders, C floor, int slices, long warmupNanos,
+            long sliceNanos, Random shuffle, Measure<C, R> measure) throws Exception {
+        for (C c : contenders) {
+            measure.run(c, warmupNanos);
+        }
+        Map<C, List<R>> results = new LinkedHashMap<>();
+        Map<C, List<R>> floorOf = new LinkedHashMap<>();
+        contenders.forEach(c -> results.put(c, new ArrayList<>()));
+        boolean floorFirst = shuffle.nextBoolean();
+        for (int s = 0; s < slices; s++) {
+            List<C> order = new ArrayList<>(contenders);
+            order.remove(floor);
+            Collections.shuffle(order, shuffle);
+            for (C c : order) {
+                R f;
+                R mine;
+                if (floorFirst) {
+                    f = measure.run(floor, sliceNanos);
+                    mine = measure.run(c, sliceNanos);
+                } else {
+                    mine = measure.run(c, sliceNanos);
+                    f = measure.run(floor, sliceNanos);
+                }
+                floorFirst = !floorFirst;
+                results.get(c).add(mine);
+                results.get(floor).add(f);
+                floorOf.computeIfAbsent(c, k -> new ArrayList<>()).add(f);
+            }
+        }
+        floorOf.put(floor, results.get(floor));
+        return new Paired<>(results, floorOf);
+    }
+
+    /**
+     * Slices measured in pairs with the floor's.
+     *
+     * @param results each contender's slices
+     * @param floorOf for each contender, the floor slices run beside its slices, in the same order
+     */
+    record Paired<C, R>(Map<C, List<R>> results, Map<C, List<R>> floorOf) {}
+
     private final ExecutorService threads;
 
     SliceRunner(int maxThreads) {
