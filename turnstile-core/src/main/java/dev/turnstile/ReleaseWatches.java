@@ -65,7 +65,8 @@ final class ReleaseWatches {
             synchronized (entry) {
                 if (--entry.users == 0 && !entry.removed) {
                     try {
-                        entry.closer = keeper.schedule(() -> closeIfUnused(name, entry), lingerNanos);
+                        // Closing talks to the store: off the timer thread, which must stay free for deadlines.
+                        entry.closer = keeper.schedule(() -> keeper.execute(() -> closeIfUnused(name, entry)), lingerNanos);
                     } catch (RejectedExecutionException closing) {
                         entry.removed = true; // the client closed while this waiter was leaving
                         entries.remove(name, entry);

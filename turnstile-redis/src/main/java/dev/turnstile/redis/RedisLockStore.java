@@ -13,6 +13,11 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -464,10 +469,19 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
-    /** Best effort: a queued waiter that stopped waiting should not be named by the next release. */
+    /**
+     * Best effort, and without waiting for the reply (this runs when a client closes, perhaps with
+     * the server gone): a waiter that stopped waiting should not be named by the next release. If
+     * this is lost, the next release names a waiter that is gone, and the others try 5 ms later.
+     */
     private void leaveQueue(String name) {
+        StatefulConnection<String, String> c = connection;
+        if (c == null || !c.isOpen()) {
+            return;
+        }
         try {
-            commands().zrem(waitersKey(name), waiterId);
+            c.dispatch(new Command<>(CommandType.ZREM, new IntegerOutput<>(StringCodec.UTF8),
+                    new CommandArgs<>(StringCodec.UTF8).addKey(waitersKey(name)).addValue(waiterId)));
         } catch (RedisException e) {
             log.debug("cannot leave the waiter queue of '{}': {}", name, e.toString());
         }

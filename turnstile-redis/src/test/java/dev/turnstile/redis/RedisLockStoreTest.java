@@ -172,6 +172,21 @@ class RedisLockStoreTest {
     }
 
     @Test
+    void aWaiterThatGaveUpLeavesTheQueueWhenItsSubscriptionCloses() throws Exception {
+        String name = name();
+        String queue = "turnstile:{" + name + "}:waiters";
+        try (LockStore a = LockStores.open(RedisServers.STANDALONE); LockStore b = LockStores.open(RedisServers.STANDALONE)) {
+            Lease holder = Turnstile.builder(a).build().tryAcquire(name).orElseThrow();
+            Turnstile waiter = Turnstile.builder(b).build();
+            assertThat(waiter.acquire(name, LockOptions.defaults(), Duration.ofMillis(300))).isEmpty();
+            assertThat(raw.sync().zcard(queue)).as("queued while it waited").isEqualTo(1);
+            waiter.close(); // closes the lingering subscription
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> raw.sync().zcard(queue) == 0);
+            holder.release();
+        }
+    }
+
+    @Test
     void aNamedWaiterThatIsGoneDoesNotStrandTheOthers() throws Exception {
         try (LockStore a = LockStores.open(RedisServers.STANDALONE); LockStore b = LockStores.open(RedisServers.STANDALONE)) {
             String name = name();
