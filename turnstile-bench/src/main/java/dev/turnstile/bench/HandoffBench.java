@@ -57,7 +57,8 @@ public final class HandoffBench {
         int seconds = BenchConfig.handoffSeconds();
         int rounds = BenchConfig.handoffRounds();
         String common = String.format(Locale.ROOT,
-                "%d JVMs loop acquire (wait up to 30 s), hold 1 ms (sleep), release, for %d s per round. Gap = release "
+                "%d JVMs loop acquire (wait up to 30 s), hold 1 ms (sleep), release, for %d s per round, after "
+                        + BenchConfig.handoffWarmupSeconds() + " s of the same loop unrecorded (JIT warm-up). Gap = release "
                         + "call to the next holder's acquire return, only when the lock passes to another process. "
                         + "Fair share would be %.1f%% each. CPU includes each JVM's own JIT and GC",
                 processes, seconds, 100.0 / processes);
