@@ -273,17 +273,22 @@ class TurnstileTest {
         });
     }
 
+    /** a holds "job"; b waits for it (subscribing if it must) and gets it when a releases. */
+    private static void bWaitsForA(Turnstile a, Turnstile b) throws Exception {
+        Lease held = a.tryAcquire("job").orElseThrow();
+        CompletableFuture<Lease> waiter = acquireAsync(b, "job");
+        Thread.sleep(30);
+        held.release();
+        waiter.get(5, TimeUnit.SECONDS).release();
+    }
+
     @Test
     void aReleaseSubscriptionOutlivesItsWaitAndClosesAfterTheLinger() throws Exception {
         NotifyingStore store = new NotifyingStore(0);
         try (Turnstile a = Turnstile.builder(store).build();
                 Turnstile b = Turnstile.builder(store).watchLinger(Duration.ofMillis(300)).build()) {
             for (int round = 0; round < 3; round++) {
-                Lease held = a.tryAcquire("job").orElseThrow();
-                CompletableFuture<Lease> waiter = acquireAsync(b, "job");
-                Thread.sleep(30);
-                held.release();
-                waiter.get(5, TimeUnit.SECONDS).release();
+                bWaitsForA(a, b);
             }
             assertThat(store.watchesOpened).as("one subscription for three waits").hasValue(1);
             assertThat(store.watchesClosed).hasValue(0);
@@ -292,11 +297,7 @@ class TurnstileTest {
                 Thread.sleep(10);
             }
             assertThat(store.watchesClosed).as("closed once the linger passed").hasValue(1);
-            Lease held = a.tryAcquire("job").orElseThrow();
-            CompletableFuture<Lease> waiter = acquireAsync(b, "job");
-            Thread.sleep(30);
-            held.release();
-            waiter.get(5, TimeUnit.SECONDS).release();
+            bWaitsForA(a, b);
             assertThat(store.watchesOpened).as("a new one after the linger").hasValue(2);
         }
         assertThat(store.watchesClosed).as("closing the client closes what lingers").hasValue(2);

@@ -109,11 +109,15 @@ public final class RedisLockStore implements LockStore {
             return {fence, now, expires}
             """;
 
-    /** KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. */
-    static final String EXTEND = """
+    /** Returns 0 unless KEYS[1] is held by the token ARGV[1]; leaves the value in v, its prefix in mine. */
+    private static final String HELD_BY_TOKEN = """
             local v = redis.call('GET', KEYS[1])
             local mine = 'token=' .. ARGV[1] .. ' '
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
+            """;
+
+    /** KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. */
+    static final String EXTEND = HELD_BY_TOKEN + """
             local t = redis.call('TIME')
             local now = t[1] * 1000 + math.floor(t[2] / 1000)
             local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+',
@@ -143,10 +147,7 @@ public final class RedisLockStore implements LockStore {
      * KEYS: lock, waiter queue. ARGV: token. Deletes the lock (the fence lives on in its own key)
      * and wakes the next waiter. Returns 1 if the token held it.
      */
-    static final String RELEASE = """
-            local v = redis.call('GET', KEYS[1])
-            local mine = 'token=' .. ARGV[1] .. ' '
-            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
+    static final String RELEASE = HELD_BY_TOKEN + """
             redis.call('DEL', KEYS[1])
             """ + WAKE_NEXT;
 
@@ -155,10 +156,7 @@ public final class RedisLockStore implements LockStore {
      * lockAtLeastFor, or releases it as {@link #RELEASE} does if that is past. Returns 1 if the
      * token held it.
      */
-    static final String RELEASE_AT_LEAST = """
-            local v = redis.call('GET', KEYS[1])
-            local mine = 'token=' .. ARGV[1] .. ' '
-            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
+    static final String RELEASE_AT_LEAST = HELD_BY_TOKEN + """
             local t = redis.call('TIME')
             local now = t[1] * 1000 + math.floor(t[2] / 1000)
             local rest = string.sub(v, #mine + 1)
