@@ -54,8 +54,10 @@ import org.slf4j.LoggerFactory;
  * shares the lock's hash slot.
  *
  * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
- * {@code EVAL} after a {@code NOSCRIPT}). Release publishes the released token on
- * {@code <prefix>{<name>}:released}, so waiters are woken at once instead of polling.
+ * {@code EVAL} after a {@code NOSCRIPT}). Waiting clients queue in {@code <prefix>{<name>}:waiters}
+ * while the lock is busy; a release publishes the released token and the longest-queued waiter on
+ * {@code <prefix>{<name>}:released}, so that waiter is woken at once (the others a few
+ * milliseconds later, in case it is gone) instead of everyone polling or racing.
  *
  * <p>Fences survive a restart without persistence: a missing counter resumes from the server's
  * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
@@ -244,7 +246,7 @@ public final class RedisLockStore implements LockStore {
     }
 
     /**
-     * Returns the key of a lock's hash, for {@code redis-cli}.
+     * Returns the key of a lock's value, for {@code redis-cli GET}.
      *
      * @param name the lock name
      * @return {@code <prefix>{<name>}}
