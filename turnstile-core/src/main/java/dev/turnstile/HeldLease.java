@@ -140,7 +140,6 @@ final class HeldLease implements Lease {
                 }
             }
             turnstile.forget(this);
-            turnstile.releasing(name, token);
             boolean ok = store.release(name, token, options.lockAtLeastFor());
             long now = System.nanoTime();
             ReleaseOutcome result;

@@ -42,18 +42,19 @@ final class ReleaseWatches {
     final class Handle implements AutoCloseable {
         private final String name;
         private final Entry entry;
+        private final boolean notifies;
         private boolean closed;
 
+        /** Caller holds entry's lock, and entry is subscribed. */
         private Handle(String name, Entry entry) {
             this.name = name;
             this.entry = entry;
+            this.notifies = entry.watch != ReleaseWatch.NONE;
         }
 
         /** Whether the store sends notifications for this name (if not, waiters must poll). */
         boolean notifies() {
-            synchronized (entry) {
-                return entry.watch != ReleaseWatch.NONE;
-            }
+            return notifies;
         }
 
         @Override
@@ -68,9 +69,7 @@ final class ReleaseWatches {
                         // Closing talks to the store: off the timer thread, which must stay free for deadlines.
                         entry.closer = keeper.schedule(() -> keeper.execute(() -> closeIfUnused(name, entry)), lingerNanos);
                     } catch (RejectedExecutionException closing) {
-                        entry.removed = true; // the client closed while this waiter was leaving
-                        entries.remove(name, entry);
-                        closeQuietly(entry);
+                        retire(name, entry); // the client closed while this waiter was leaving
                     }
                 }
             }
@@ -123,10 +122,7 @@ final class ReleaseWatches {
                     try {
                         e.watch = store.watchReleases(name, token -> onRelease.accept(name, token));
                     } catch (RuntimeException ex) {
-                        if (e.users == 0) {
-                            e.removed = true;
-                            entries.remove(name, e);
-                        }
+                        retire(name, e); // nobody has joined an entry that never subscribed
                         throw ex;
                     }
                 }
@@ -159,13 +155,17 @@ final class ReleaseWatches {
 
     private void closeIfUnused(String name, Entry e) {
         synchronized (e) {
-            if (e.users > 0 || e.removed) {
-                return;
+            if (e.users == 0 && !e.removed) {
+                retire(name, e);
             }
-            e.removed = true;
-            entries.remove(name, e);
-            closeQuietly(e);
         }
+    }
+
+    /** Caller holds e's lock. */
+    private void retire(String name, Entry e) {
+        e.removed = true;
+        entries.remove(name, e);
+        closeQuietly(e);
     }
 
     private static void closeQuietly(Entry e) {

@@ -347,15 +347,14 @@ public final class Turnstile implements AutoCloseable {
         held.remove(lease);
     }
 
-    /** Before the store call, so that its echo, however early, is recognised. */
-    void releasing(String name, String token) {
+    /**
+     * After the store call. An echo that beats this wakes this client's waiters once too often,
+     * which is harmless; only an echo during the courtesy that follows must be recognised.
+     */
+    void released(String name, String token) {
         if (lastReleased.size() > 4096) {
             lastReleased.clear(); // only the last few milliseconds matter
         }
-        lastReleased.put(name, new Released(token, System.nanoTime()));
-    }
-
-    void released(String name, String token) {
         lastReleased.put(name, new Released(token, System.nanoTime()));
         waitRooms.signal(name);
     }

@@ -14,8 +14,9 @@ import java.time.Duration;
  * {@link System#nanoTime()}, which on Linux is CLOCK_MONOTONIC and so comparable across the
  * processes of one host.
  *
- * <p>Protocol with the parent: print {@code READY} once warmed up, then read {@code GO <endNanos>}
- * from standard input. The log file has {@code pid}, {@code cpu_nanos} and {@code wall_nanos}
+ * <p>Protocol with the parent: print {@code READY} once warmed up, then read
+ * {@code GO <startNanos> <endNanos>} from standard input (the loop runs from GO and records from
+ * startNanos). The log file has {@code pid}, {@code cpu_nanos} and {@code wall_nanos}
  * lines (CPU used and wall time between the end of the warm-up and the end of the loop), then one
  * {@code <acquiredNanos> <releasingNanos>} line per hold.
  */

@@ -13,13 +13,13 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
@@ -33,9 +33,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -79,13 +79,15 @@ public final class RedisLockStore implements LockStore {
 
     /**
      * KEYS: lock, fence counter, waiter queue. ARGV: owner, token, ttl ms, the waiter id of a
-     * caller that will wait ('' if it will not), and "1" for clock fences (else absent). Returns
+     * caller that will wait (absent, or '' before a fifth argument, if it will not), and "1" for
+     * clock fences (else absent). Returns
      * {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences may
      * skip numbers, never repeat). A busy waiter joins the queue (keeping its place if it is in it
      * already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
             local t = redis.call('TIME')
+            local waiter = ARGV[4] ~= '' and ARGV[4]
             local fence = redis.call('INCR', KEYS[2])
             if fence == 1 or ARGV[5] then
               -- a missing counter (a new name, or lost in a restart without persistence) resumes
@@ -101,13 +103,13 @@ public final class RedisLockStore implements LockStore {
             local expires = now + ARGV[3]
             if not redis.call('SET', KEYS[1], 'token=' .. ARGV[2] .. ' fence=' .. string.format('%d', fence)
                 .. ' acquired_at=' .. now .. ' expires_at=' .. expires .. ' owner=' .. ARGV[1], 'NX', 'PX', ARGV[3]) then
-              if ARGV[4] ~= '' then
-                redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], ARGV[4])
+              if waiter then
+                redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], waiter)
                 redis.call('PEXPIRE', KEYS[3], 60000)
               end
               return {0}
             end
-            if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
+            if waiter then redis.call('ZREM', KEYS[3], waiter) end
             return {fence, now, expires}
             """;
 
@@ -260,8 +262,11 @@ public final class RedisLockStore implements LockStore {
 
     private static final String EMPTY_TAG_GUARD = "\u0001";
 
+    private static final String FENCE = ":fence";
+    private static final String WAITERS = ":waiters";
+
     private String waitersKey(String name) {
-        return lockKey(name) + ":waiters";
+        return lockKey(name) + WAITERS;
     }
 
     /** Where the release scripts publish: {@code KEYS[1] .. ':released'}. */
@@ -273,11 +278,12 @@ public final class RedisLockStore implements LockStore {
     public Optional<Grant> tryAcquire(AcquireRequest r) {
         String key = lockKey(r.name());
         String ttl = Long.toString(r.ttl().toMillis());
-        String[] keys = {key, key + ":fence", key + ":waiters"};
-        String waiter = r.waiting() ? waiterId : "";
-        List<Long> reply = clockFences
-                ? run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, waiter, "1")
-                : run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, r.owner(), r.token(), ttl, waiter);
+        String[] keys = {key, key + FENCE, key + WAITERS};
+        // Every script argument costs server time: the uncontended path passes none it need not.
+        String[] args = clockFences ? new String[] {r.owner(), r.token(), ttl, r.waiting() ? waiterId : "", "1"}
+                : r.waiting() ? new String[] {r.owner(), r.token(), ttl, waiterId}
+                : new String[] {r.owner(), r.token(), ttl};
+        List<Long> reply = run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, args);
         if (reply.get(0) == 0L) {
             return Optional.empty();
         }

@@ -205,7 +205,7 @@ class RedisLockStoreTest {
     }
 
     @Test
-    void theLockGoesRoundTheWaitingProcessesInTurn() throws Exception {
+    void noWaitingClientIsStarvedWhileTheLockPassesAround() throws Exception {
         String name = name();
         int clients = 3;
         List<LockStore> stores = new java.util.ArrayList<>();
