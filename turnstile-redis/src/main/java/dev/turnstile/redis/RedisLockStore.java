@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>{<name>}} (a name starting with {@code '}'} gets the character U+0001 after the
  * opening brace, so the hash tag is never empty), whose value reads
  * {@code token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>} (epoch
- * milliseconds by the server's {@code TIME}) and whose TTL is set with {@code PX}, so
+ * milliseconds by the holder's clock, for people to read) and whose TTL is set with {@code PX}
+ * (which alone decides expiry, on the server's clock), so
  * {@code redis-cli GET 'turnstile:{nightly}'} shows who holds it, since when, until when and with
  * which fence. The fence counter {@code <prefix>{<name>}:fence}
  * shares the lock's hash slot.
@@ -70,47 +71,48 @@ public final class RedisLockStore implements LockStore {
      * The scripts. A lock is one string, readable as it is:
      *   token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>
      * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
-     * at the space), whatever the owner text contains. Every redis.call, argument and formatted
-     * number inside a script costs server time, so the common paths keep to the fewest: acquire is
-     * TIME, INCR and SET NX PX; release is GET, DEL and PUBLISH. Lua prints numbers with 14
-     * significant digits, exact for epoch milliseconds but not for 16-digit fences, which are
+     * at the space), whatever the owner text contains. Every redis.call, argument, reply element
+     * and number turned into text inside a script costs server time, and on a busy server that
+     * time is every client's: so the client writes the text around the fence (the times are its
+     * clock's, shown for people; expiry is the PX TTL, on the server's clock), and the common
+     * paths keep to INCR and SET NX PX to acquire, GET, DEL and PUBLISH to release. Lua prints
+     * numbers with 14 significant digits, so the fence (16 digits once seeded from the clock) is
      * formatted with %d.
      */
 
     /**
-     * KEYS: lock, fence counter, waiter queue. ARGV: owner, token, ttl ms, the waiter id of a
-     * caller that will wait (absent, or '' before a fifth argument, if it will not), and "1" for
-     * clock fences (else absent). Returns
-     * {fence, now, expires}, or {0} if busy (a busy attempt still bumps the counter: fences may
-     * skip numbers, never repeat). A busy waiter joins the queue (keeping its place if it is in it
-     * already); a waiter that gets the lock leaves it.
+     * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
+     * head up to the fence ({@code token=<token> fence=}), its tail after the fence
+     * ({@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}), ttl ms, the waiter id of a caller
+     * that will wait (absent, or '' before a fifth argument, if it will not), and "1" for clock
+     * fences (else absent). Returns the fence, or 0 if busy (a busy attempt still bumps the
+     * counter: fences may skip numbers, never repeat). A busy waiter joins the queue (keeping its
+     * place if it is in it already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
-            local t = redis.call('TIME')
             local waiter = ARGV[4] ~= '' and ARGV[4]
             local fence = redis.call('INCR', KEYS[2])
             if fence == 1 or ARGV[5] then
               -- a missing counter (a new name, or lost in a restart without persistence) resumes
               -- from the server's clock in microseconds, above every fence it issued; Redlock
               -- nodes follow that clock always, so their fences stay close to each other
+              local t = redis.call('TIME')
               local micros = t[1] * 1000000 + t[2]
               if fence < micros then
                 fence = micros
                 redis.call('SET', KEYS[2], string.format('%d', fence))
               end
             end
-            local now = t[1] * 1000 + math.floor(t[2] / 1000)
-            local expires = now + ARGV[3]
-            if not redis.call('SET', KEYS[1], 'token=' .. ARGV[2] .. ' fence=' .. string.format('%d', fence)
-                .. ' acquired_at=' .. now .. ' expires_at=' .. expires .. ' owner=' .. ARGV[1], 'NX', 'PX', ARGV[3]) then
+            if not redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', fence) .. ARGV[2], 'NX', 'PX', ARGV[3]) then
               if waiter then
+                local t = redis.call('TIME')
                 redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], waiter)
                 redis.call('PEXPIRE', KEYS[3], 60000)
               end
-              return {0}
+              return 0
             end
             if waiter then redis.call('ZREM', KEYS[3], waiter) end
-            return {fence, now, expires}
+            return fence
             """;
 
     /** Returns 0 unless KEYS[1] is held by the token ARGV[1]; leaves the value in v, its prefix in mine. */
@@ -120,12 +122,9 @@ public final class RedisLockStore implements LockStore {
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             """;
 
-    /** KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. */
+    /** KEYS: lock. ARGV: token, ttl ms, the new expires_at (ms, the client's clock). Returns 1 if extended. */
     static final String EXTEND = HELD_BY_TOKEN + """
-            local t = redis.call('TIME')
-            local now = t[1] * 1000 + math.floor(t[2] / 1000)
-            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+',
-                                     '%1' .. (now + ARGV[2]))
+            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. ARGV[3])
             redis.call('SET', KEYS[1], mine .. rest, 'PX', ARGV[2])
             return 1
             """;
@@ -134,16 +133,19 @@ public final class RedisLockStore implements LockStore {
      * A release wakes the waiters with a message "<token> <waiter id>" on <lock>:released, naming
      * the longest-queued waiter (taken off the queue), or "<token>" when none is queued. The named
      * one tries at once; the others a moment later, in case it is gone. So one process, not all of
-     * them, races for the lock, and the lock goes round the waiting processes in turn.
+     * them, races for the lock, and the lock goes round the waiting processes in turn. The message
+     * goes out even when nobody is queued: a client that has just released and wants the lock
+     * again is not queued while it lets the others go first, and listens for their release.
      */
     private static final String WAKE_NEXT = """
-            local next = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-            if next then
-              redis.call('ZREM', KEYS[2], next)
-              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. next)
-            else
-              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+            if redis.call('EXISTS', KEYS[2]) == 1 then
+              local next = redis.call('ZPOPMIN', KEYS[2])[1]
+              if next then
+                redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. next)
+                return 1
+              end
             end
+            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
             return 1
             """;
 
@@ -156,18 +158,18 @@ public final class RedisLockStore implements LockStore {
             """ + WAKE_NEXT;
 
     /**
-     * KEYS: lock, waiter queue. ARGV: token, lockAtLeastFor ms. Shortens the lock to acquired_at +
-     * lockAtLeastFor, or releases it as {@link #RELEASE} does if that is past. Returns 1 if the
-     * token held it.
+     * KEYS: lock, waiter queue. ARGV: token, lockAtLeastFor ms. Keeps the lock until lockAtLeastFor
+     * after it was taken, or releases it as {@link #RELEASE} does if that is past. The time it has
+     * been held is measured on the server's clock (its TTL so far, less what PTTL says is left),
+     * not by comparing the client's clock with the server's. Returns 1 if the token held it.
      */
     static final String RELEASE_AT_LEAST = HELD_BY_TOKEN + """
-            local t = redis.call('TIME')
-            local now = t[1] * 1000 + math.floor(t[2] / 1000)
             local rest = string.sub(v, #mine + 1)
-            local keep_until = string.match(rest, '^fence=%d+ acquired_at=(%d+)') + ARGV[2]
-            if keep_until > now then
-              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. keep_until)
-              redis.call('SET', KEYS[1], mine .. rest, 'PX', keep_until - now)
+            local acquired, expires = string.match(rest, '^fence=%d+ acquired_at=(%d+) expires_at=(%d+)')
+            local keep = ARGV[2] - ((expires - acquired) - redis.call('PTTL', KEYS[1]))
+            if keep > 0 then
+              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. (acquired + ARGV[2]))
+              redis.call('SET', KEYS[1], mine .. rest, 'PX', keep)
               return 1
             end
             redis.call('DEL', KEYS[1])
@@ -277,23 +279,27 @@ public final class RedisLockStore implements LockStore {
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest r) {
         String key = lockKey(r.name());
-        String ttl = Long.toString(r.ttl().toMillis());
-        String[] keys = {key, key + FENCE, key + WAITERS};
-        // Every script argument costs server time: the uncontended path passes none it need not.
-        String[] args = clockFences ? new String[] {r.owner(), r.token(), ttl, r.waiting() ? waiterId : "", "1"}
-                : r.waiting() ? new String[] {r.owner(), r.token(), ttl, waiterId}
-                : new String[] {r.owner(), r.token(), ttl};
-        List<Long> reply = run("acquire", r.name(), ACQUIRE, ScriptOutputType.MULTI, keys, args);
-        if (reply.get(0) == 0L) {
+        long ttlMillis = r.ttl().toMillis();
+        long now = System.currentTimeMillis();
+        String head = "token=" + r.token() + " fence=";
+        String tail = " acquired_at=" + now + " expires_at=" + (now + ttlMillis) + " owner=" + r.owner();
+        String ttl = Long.toString(ttlMillis);
+        // Every script key and argument costs server time: the uncontended path passes none it need not.
+        String[] keys = clockFences || r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
+        String[] args = clockFences ? new String[] {head, tail, ttl, r.waiting() ? waiterId : "", "1"}
+                : r.waiting() ? new String[] {head, tail, ttl, waiterId}
+                : new String[] {head, tail, ttl};
+        Long fence = run("acquire", r.name(), ACQUIRE, ScriptOutputType.INTEGER, keys, args);
+        if (fence == 0L) {
             return Optional.empty();
         }
-        return Optional.of(new Grant(reply.get(0), Instant.ofEpochMilli(reply.get(1)), Instant.ofEpochMilli(reply.get(2))));
+        return Optional.of(new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis)));
     }
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {
         Long ok = run("extend", name, EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
-                token, Long.toString(ttl.toMillis()));
+                token, Long.toString(ttl.toMillis()), Long.toString(System.currentTimeMillis() + ttl.toMillis()));
         return ok == 1L;
     }
 
