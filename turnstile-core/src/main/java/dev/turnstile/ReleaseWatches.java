@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +33,10 @@ final class ReleaseWatches {
     private static final class Entry {
         ReleaseWatch watch; // null until subscribed
         int users;
-        ScheduledFuture<?> closer;
+        /** When users last dropped to 0. */
+        long idleSince;
+        /** Whether an idle check is pending: at most one per entry, not one per wait. */
+        boolean checkPending;
         boolean removed;
     }
 
@@ -65,11 +67,9 @@ final class ReleaseWatches {
             closed = true;
             synchronized (entry) {
                 if (--entry.users == 0 && !entry.removed) {
-                    try {
-                        // Closing talks to the store: off the timer thread, which must stay free for deadlines.
-                        entry.closer = keeper.schedule(() -> keeper.execute(() -> closeIfUnused(name, entry)), lingerNanos);
-                    } catch (RejectedExecutionException closing) {
-                        retire(name, entry); // the client closed while this waiter was leaving
+                    entry.idleSince = System.nanoTime();
+                    if (!entry.checkPending) {
+                        checkIdleLater(name, entry, lingerNanos);
                     }
                 }
             }
@@ -144,19 +144,38 @@ final class ReleaseWatches {
         }
     }
 
-    /** Caller holds e's lock. */
+    /**
+     * Caller holds e's lock. A pending idle check is left to run: a client that waits on a name
+     * over and over would otherwise schedule and cancel a timer, and wake the timer thread, on
+     * every wait.
+     */
     private static void join(Entry e) {
         e.users++;
-        if (e.closer != null) {
-            e.closer.cancel(false);
-            e.closer = null;
+    }
+
+    /** Caller holds e's lock. */
+    private void checkIdleLater(String name, Entry e, long delayNanos) {
+        try {
+            // Closing talks to the store: off the timer thread, which must stay free for deadlines.
+            keeper.schedule(() -> keeper.execute(() -> closeIfIdle(name, e)), delayNanos);
+            e.checkPending = true;
+        } catch (RejectedExecutionException closing) {
+            retire(name, e); // the client closed while this waiter was leaving
         }
     }
 
-    private void closeIfUnused(String name, Entry e) {
+    /** Closes the subscription if nobody has used it for the linger; else looks again when they may have. */
+    private void closeIfIdle(String name, Entry e) {
         synchronized (e) {
-            if (e.users == 0 && !e.removed) {
+            e.checkPending = false;
+            if (e.users > 0 || e.removed) {
+                return; // the last user to leave schedules the next check
+            }
+            long idle = System.nanoTime() - e.idleSince;
+            if (idle >= lingerNanos) {
                 retire(name, e);
+            } else {
+                checkIdleLater(name, e, lingerNanos - idle);
             }
         }
     }

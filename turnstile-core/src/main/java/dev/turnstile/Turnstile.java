@@ -178,29 +178,53 @@ public final class Turnstile implements AutoCloseable {
      */
     public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         Validation.lockName(name);
+        Objects.requireNonNull(options, "options");
         Validation.nonNegative("maxWait", maxWait);
+        if (options.reentrant() && holdsReentrantly(name, options)) {
+            // Not in line behind threads that wait for this very hold to end.
+            Optional<Lease> again = tryAcquire(name, options, false);
+            if (again.isPresent()) {
+                return again;
+            }
+        }
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
-        long seen = waitRooms.enter(name);
-        // A subscription left open by an earlier wait on this name also wakes the courtesy wait.
-        ReleaseWatches.Handle watch = watches.joinIfOpen(name);
+        WaitRooms.Seat seat = waitRooms.enter(name);
+        ReleaseWatches.Handle watch = null;
+        boolean acquired = false;
         try {
-            seen = deferToOtherWaiters(name, seen, deadline);
+            if (!seat.awaitTurn(deadline)) {
+                // The wait ran out while other threads here were ahead: one try of its own all the
+                // same, so that a lock which is free (or a store that is down) is not reported busy.
+                Optional<Lease> last = tryAcquire(name, options, false);
+                acquired = last.isPresent();
+                return last;
+            }
+            // A subscription left open by an earlier wait on this name also wakes the courtesy wait.
+            watch = watches.joinIfOpen(name);
+            long seen = seat.seen();
+            if (seat.firstAtOnce()) {
+                seen = deferToOtherWaiters(name, seat, seen, deadline);
+            }
+            boolean tryNow = !seat.takenAhead();
             while (true) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
                 }
-                Optional<Lease> lease;
-                try {
-                    lease = tryAcquire(name, options, watch != null && watch.notifies());
-                } catch (StoreUnavailableException e) {
-                    if (Thread.interrupted()) {
-                        throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                if (tryNow) {
+                    Optional<Lease> lease;
+                    try {
+                        lease = tryAcquire(name, options, watch != null && watch.notifies());
+                    } catch (StoreUnavailableException e) {
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                        }
+                        throw e;
                     }
-                    throw e;
-                }
-                if (lease.isPresent()) {
-                    return lease;
+                    if (lease.isPresent()) {
+                        acquired = true;
+                        return lease;
+                    }
                 }
                 long now = System.nanoTime();
                 long left = deadline - now;
@@ -212,36 +236,43 @@ public final class Turnstile implements AutoCloseable {
                     // Subscribe only once the lock is busy (a free lock costs no extra round trip),
                     // then try again at once so a release in between is not missed.
                     watch = watches.open(name);
+                    tryNow = true;
                     continue;
                 }
+                tryNow = true;
                 // With release notifications the poll is only a safety net (expiry, a lost
                 // message): it need not be frequent, and many waiters must not hammer the store.
                 long floor = watch.notifies() ? NOTIFIED_POLL_FLOOR_NANOS : 0;
                 long delay = Math.max(floor, backoff.nextDelayNanos(now - start));
-                seen = waitRooms.await(name, seen, Math.min(left, delay));
+                seen = seat.await(seen, Math.min(left, delay));
             }
         } finally {
             if (watch != null) {
                 watch.close();
             }
-            waitRooms.leave(name);
+            waitRooms.leave(name, seat, acquired);
         }
+    }
+
+    private boolean holdsReentrantly(String name, LockOptions options) {
+        return reentrantHolds.containsKey(new HoldKey(name, options.reentrancyContext()));
     }
 
     /**
      * A client that released this name a moment ago and now waits for it again would nearly
      * always win the race against the other waiters, who are asleep between polls or only just
-     * woken: one process or thread would take the lock over and over while the others starve. So
-     * it first gives them their turn: it waits for the next release (by a waiter here, or one the
-     * store reports) or for the hand-off courtesy to pass, whichever comes first.
+     * woken: one process would take the lock over and over while the others starve. So it first
+     * gives them their turn: it waits for the next release (by a waiter here, or one the store
+     * reports) or for the hand-off courtesy to pass, whichever comes first. (Threads of this client
+     * need no courtesy among themselves: they take turns in {@link WaitRooms}.)
      */
-    private long deferToOtherWaiters(String name, long seen, long deadline) throws InterruptedException {
+    private long deferToOtherWaiters(String name, WaitRooms.Seat seat, long seen, long deadline) throws InterruptedException {
         Released last = lastReleased.get(name);
         if (last == null || courtesyNanos == 0) {
             return seen;
         }
         long wait = Math.min(last.nanos() + courtesyNanos - System.nanoTime(), deadline - System.nanoTime());
-        return wait > 0 ? waitRooms.await(name, seen, wait) : seen;
+        return wait > 0 ? seat.await(seen, wait) : seen;
     }
 
     /**

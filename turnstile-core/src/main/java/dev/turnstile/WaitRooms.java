@@ -1,68 +1,168 @@
 package dev.turnstile;
 
+import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Wakes this process's waiters on a lock name when a lease on that name is released here, so a
- * hand-off inside one JVM does not wait for the next poll. Releases cost one map lookup when nobody
- * waits.
+ * This process's waiters on each lock name. They stand in line: only the first asks the store, the
+ * others wait for their turn, so a release here wakes one thread into a store call rather than a
+ * race of every waiting thread (the losers' calls only load the store and the CPU). The first in
+ * line is woken when a lease on the name is released here or the store reports a release, so a
+ * hand-off does not wait for the next poll. Releases cost one map lookup when nobody waits, and
+ * wake one thread when some do: a waiter parks, and only the thread whose turn or release it is is
+ * unparked.
  */
 final class WaitRooms {
     private final ConcurrentHashMap<String, Room> rooms = new ConcurrentHashMap<>();
 
+    /** The waiters on one name. Guarded by its own monitor. */
     private static final class Room {
-        int waiters;
+        final ArrayDeque<Seat> line = new ArrayDeque<>();
+        /** Counts releases; a waiter sleeps until it moves on from the value it has seen. */
         long generation;
+        /** The generation at which the last first-in-line left holding the lock; -1 if it left without. */
+        long takenAt = -1;
     }
 
-    /** Enters the room for a name; pair with {@link #leave}. Returns the generation seen. */
-    long enter(String name) {
-        Room room = rooms.compute(name, (k, r) -> {
+    /** One waiting thread's place in the line for a name; pair {@link #enter} with {@link #leave}. */
+    static final class Seat {
+        private final Room room;
+        private final Thread thread = Thread.currentThread();
+        private final boolean firstAtOnce;
+        private long seen;
+        private boolean takenAhead;
+
+        private Seat(Room room, boolean firstAtOnce) {
+            this.room = room;
+            this.firstAtOnce = firstAtOnce;
+        }
+
+        /** Whether nobody was in line ahead of this seat when it came. */
+        boolean firstAtOnce() {
+            return firstAtOnce;
+        }
+
+        /**
+         * Whether the waiter ahead left the line holding the lock and has not released it since
+         * this seat's turn came: asking the store now would only find it busy.
+         */
+        boolean takenAhead() {
+            return takenAhead;
+        }
+
+        /** The release count when this seat's turn came (or when it came, if first at once). */
+        long seen() {
+            return seen;
+        }
+
+        /**
+         * Waits until this seat is first in line.
+         *
+         * @param deadline {@link System#nanoTime()} at which to give up
+         * @return whether its turn came before the deadline
+         */
+        boolean awaitTurn(long deadline) throws InterruptedException {
+            while (true) {
+                synchronized (room) {
+                    if (room.line.peekFirst() == this) {
+                        // A lock taken by the waiter ahead is busy until its release, which bumps
+                        // the generation past the one it was taken at.
+                        takenAhead = room.takenAt == room.generation;
+                        seen = room.generation;
+                        return true;
+                    }
+                }
+                if (!park(deadline - System.nanoTime())) {
+                    return false;
+                }
+            }
+        }
+
+        /**
+         * Waits until a release after generation {@code seen}, or the timeout; returns the
+         * generation. Only the first in line waits for releases.
+         */
+        long await(long seen, long nanos) throws InterruptedException {
+            long deadline = System.nanoTime() + nanos;
+            while (true) {
+                synchronized (room) {
+                    if (room.generation != seen) {
+                        return room.generation;
+                    }
+                }
+                if (!park(deadline - System.nanoTime())) {
+                    synchronized (room) {
+                        return room.generation;
+                    }
+                }
+            }
+        }
+
+        /** Parks for at most {@code nanos}; false if that time is up. Wakes early when unparked. */
+        private static boolean park(long nanos) throws InterruptedException {
+            if (nanos <= 0) {
+                return false;
+            }
+            LockSupport.parkNanos(nanos);
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            return true;
+        }
+    }
+
+    /** Joins the end of the line for a name. */
+    Seat enter(String name) {
+        Seat[] seat = new Seat[1];
+        rooms.compute(name, (k, r) -> {
             Room x = r != null ? r : new Room();
             synchronized (x) {
-                x.waiters++;
+                seat[0] = new Seat(x, x.line.isEmpty());
+                seat[0].seen = x.generation;
+                x.line.addLast(seat[0]);
             }
             return x;
         });
-        synchronized (room) {
-            return room.generation;
-        }
+        return seat[0];
     }
 
-    void leave(String name) {
+    /**
+     * Leaves the line. If the seat was first, the next in line gets its turn: at once if this one
+     * leaves without the lock (it gave up, or failed), else at the release of the lock it took.
+     */
+    void leave(String name, Seat seat, boolean acquired) {
+        Seat[] next = new Seat[1];
         rooms.computeIfPresent(name, (k, r) -> {
             synchronized (r) {
-                return --r.waiters == 0 ? null : r;
+                boolean wasFirst = r.line.peekFirst() == seat;
+                if (wasFirst) {
+                    r.takenAt = acquired ? r.generation : -1;
+                }
+                r.line.remove(seat);
+                next[0] = wasFirst ? r.line.peekFirst() : null;
+                return r.line.isEmpty() ? null : r;
             }
         });
+        wake(next[0]);
     }
 
-    /** Waits until a release of {@code name} after generation {@code seen}, or the timeout. */
-    long await(String name, long seen, long nanos) throws InterruptedException {
-        Room room = rooms.get(name);
-        if (room == null) {
-            throw new IllegalStateException("await outside enter/leave");
-        }
-        synchronized (room) {
-            long deadline = System.nanoTime() + nanos;
-            while (room.generation == seen) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                room.wait(left / 1_000_000, (int) (left % 1_000_000));
-            }
-            return room.generation;
-        }
-    }
-
+    /** A lease on {@code name} was released (here or, as the store reports, elsewhere): wakes the first in line. */
     void signal(String name) {
         Room room = rooms.get(name);
         if (room != null) {
+            Seat first;
             synchronized (room) {
                 room.generation++;
-                room.notifyAll();
+                first = room.line.peekFirst();
             }
+            wake(first);
+        }
+    }
+
+    private static void wake(Seat seat) {
+        if (seat != null) {
+            LockSupport.unpark(seat.thread);
         }
     }
 }

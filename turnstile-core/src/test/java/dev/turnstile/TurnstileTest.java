@@ -232,6 +232,7 @@ class TurnstileTest {
         final InMemoryLockStore inner = new InMemoryLockStore();
         final AtomicInteger watchesOpened = new AtomicInteger();
         final AtomicInteger watchesClosed = new AtomicInteger();
+        final AtomicInteger attempts = new AtomicInteger();
         private final long notifyDelayMillis;
         private final java.util.concurrent.ScheduledExecutorService later =
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -244,7 +245,12 @@ class TurnstileTest {
             this.notifyDelayMillis = notifyDelayMillis;
         }
 
-        @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
+        @Override
+        public Optional<Grant> tryAcquire(AcquireRequest r) {
+            attempts.incrementAndGet();
+            return inner.tryAcquire(r);
+        }
+
         @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
         @Override public boolean release(String n, String t, Duration atLeast) { return inner.release(n, t, atLeast); }
         @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
@@ -301,6 +307,27 @@ class TurnstileTest {
             assertThat(store.watchesOpened).as("a new one after the linger").hasValue(2);
         }
         assertThat(store.watchesClosed).as("closing the client closes what lingers").hasValue(2);
+    }
+
+    @Test
+    void theLingerCountsFromTheLastWaitNotTheFirst() throws Exception {
+        NotifyingStore store = new NotifyingStore(0);
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).watchLinger(Duration.ofMillis(600)).build()) {
+            bWaitsForA(a, b);
+            long firstDone = System.nanoTime();
+            Thread.sleep(350);
+            bWaitsForA(a, b);
+            long sleep = firstDone + TimeUnit.MILLISECONDS.toNanos(750) - System.nanoTime();
+            Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(sleep)));
+            assertThat(store.watchesOpened).as("the second wait joined the lingering subscription").hasValue(1);
+            assertThat(store.watchesClosed).as("600 ms after the first wait, but not after the second").hasValue(0);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (store.watchesClosed.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertThat(store.watchesClosed).hasValue(1);
+        }
     }
 
     @Test
@@ -387,6 +414,70 @@ class TurnstileTest {
             int total = counts.values().stream().mapToInt(AtomicInteger::get).sum();
             assertThat(total).as("in-JVM hand-offs are not slowed to the courtesy").isGreaterThan(1000);
             assertThat(counts.values()).allSatisfy(c -> assertThat(c.get()).isGreaterThan(total / threads / 4));
+        }
+    }
+
+    @Test
+    void threadsOfOneClientWaitInLineSoOnlyTheFirstAsksTheStore() throws Exception {
+        NotifyingStore store = new NotifyingStore(0);
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease held = a.tryAcquire("job").orElseThrow();
+            int before = store.attempts.get();
+            List<CompletableFuture<Lease>> waiters = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                waiters.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        Lease l = b.acquire("job", LockOptions.defaults(), Duration.ofSeconds(10)).orElseThrow();
+                        Thread.sleep(20);
+                        l.release();
+                        return l;
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, java.util.concurrent.Executors.newSingleThreadExecutor()));
+            }
+            Thread.sleep(300);
+            int whileBusy = store.attempts.get() - before;
+            assertThat(whileBusy).as("the first in line tried, and again once subscribed; the others did not").isLessThanOrEqualTo(2);
+            held.release();
+            for (CompletableFuture<Lease> w : waiters) {
+                w.get(5, TimeUnit.SECONDS);
+            }
+            int handOffs = store.attempts.get() - before - whileBusy;
+            assertThat(handOffs).as("each release sent one waiting thread to the store, not every one").isLessThanOrEqualTo(5);
+        }
+    }
+
+    @Test
+    void aReentrantAcquireDoesNotQueueBehindThreadsWaitingForItsOwnHold() throws Exception {
+        try (Turnstile t = Turnstile.builder(new InMemoryLockStore()).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            LockOptions reentrant = LockOptions.builder().reentrant().build();
+            Lease outer = t.acquire("job", reentrant, Duration.ZERO).orElseThrow();
+            CompletableFuture<Lease> other = acquireAsync(t, "job");
+            Thread.sleep(200); // the other thread is first in line now
+            long start = System.nanoTime();
+            Lease inner = t.acquire("job", reentrant, Duration.ofSeconds(5)).orElseThrow();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not behind the other thread").isLessThan(Duration.ofSeconds(2));
+            assertThat(inner.fence()).isEqualTo(outer.fence());
+            inner.release();
+            outer.release();
+            other.get(5, TimeUnit.SECONDS).release();
+        }
+    }
+
+    @Test
+    void aWaitThatRunsOutBehindAnotherThreadStillTriesTheStoreOnce() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        try (Turnstile a = Turnstile.builder(store).build();
+                Turnstile b = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            a.tryAcquire("job", LockOptions.lockAtMostFor(Duration.ofMillis(200))).orElseThrow();
+            CompletableFuture<Lease> first = acquireAsync(b, "job"); // first in line, polling every 5 s
+            Thread.sleep(400); // a's lease has expired, silently
+            Optional<Lease> second = b.acquire("job", LockOptions.defaults(), Duration.ZERO);
+            assertThat(second).as("maxWait 0 is one try, even behind another waiting thread").isPresent();
+            second.get().release();
+            first.get(5, TimeUnit.SECONDS).release();
         }
     }
 
