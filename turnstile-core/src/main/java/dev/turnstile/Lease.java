@@ -56,15 +56,16 @@ public interface Lease extends AutoCloseable {
     long fence();
 
     /**
-     * Returns when the lock was acquired, by the store's clock.
+     * Returns when the lock was acquired, by the store's clock (on Redis, the acquiring client's
+     * wall clock: it is written for people to read, while expiry is the server's {@code PX}).
      *
      * @return the acquire instant
      */
     Instant acquiredAt();
 
     /**
-     * Returns when the lease ends unless extended, by the store's clock (estimated from the last
-     * confirmed acquire or renewal).
+     * Returns when the lease ends unless extended, by the clock of {@link #acquiredAt()} (estimated
+     * from the last confirmed acquire or renewal).
      *
      * @return the expiry instant
      */

@@ -98,7 +98,7 @@ public final class RedisBench {
                             + "server, every contender's keys deleted before and after. FLOOR = raw Lettuce on one shared "
                             + "connection: `SET key token NX PX 30000`, then an EVALSHA compare-and-delete, fresh random token "
                             + "per cycle. TURNSTILE = Turnstile over `RedisLockStore.builder(RedisClient)` (one EVALSHA "
-                            + "acquire: TIME, INCR of the fence, SET NX PX of the readable value; one EVALSHA release: "
+                            + "acquire: INCR of the fence, SET NX PX of the readable value; one EVALSHA release: "
                             + "GET, token check, DEL, a look at the waiter queue, PUBLISH). REDISSON = `RLock.tryLock(0, 30, SECONDS)` + "
                             + "`unlock()`, default config. SHEDLOCK = ShedLock %s `shedlock-provider-redis-spring` "
                             + "RedisLockProvider over Spring Data Redis's LettuceConnectionFactory (ShedLock's own Lettuce "
