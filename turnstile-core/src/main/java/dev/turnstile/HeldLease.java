@@ -140,7 +140,7 @@ final class HeldLease implements Lease {
                 }
             }
             turnstile.forget(this);
-            boolean ok = store.release(name, token, options.lockAtLeastFor());
+            boolean ok = turnstile.endLease(name, token, options.lockAtLeastFor());
             long now = System.nanoTime();
             ReleaseOutcome result;
             if (ok) {
@@ -152,7 +152,6 @@ final class HeldLease implements Lease {
                         + "overlapped with another holder", name, grant.fence(), result);
             }
             outcome = result;
-            turnstile.released(name, token);
             return result;
         } finally {
             storeCalls.unlock();

@@ -2,6 +2,7 @@ package dev.turnstile;
 
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -154,13 +155,19 @@ public final class Turnstile implements AutoCloseable {
             }
         }
         HeldLease lease = acquireOnce(name, options, waiting);
-        if (lease == null) {
-            return Optional.empty();
+        return lease == null ? Optional.empty() : Optional.of(adopt(name, options, lease));
+    }
+
+    /** The lease as the caller's thread gets it: wrapped for re-entry if the options ask for it. */
+    private Lease adopt(String name, LockOptions options, HeldLease lease) {
+        if (!options.reentrant()) {
+            return lease;
         }
+        HoldKey key = new HoldKey(name, options.reentrancyContext());
         ReentrantLease.Hold fresh = new ReentrantLease.Hold(lease);
         fresh.count = 1;
         reentrantHolds.put(key, fresh);
-        return Optional.of(new ReentrantLease(fresh, () -> reentrantHolds.remove(key, fresh)));
+        return new ReentrantLease(fresh, () -> reentrantHolds.remove(key, fresh));
     }
 
     /**
@@ -189,7 +196,7 @@ public final class Turnstile implements AutoCloseable {
         }
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
-        WaitRooms.Seat seat = waitRooms.enter(name);
+        WaitRooms.Seat seat = waitRooms.enter(name, options);
         ReleaseWatches.Handle watch = null;
         boolean acquired = false;
         try {
@@ -208,6 +215,11 @@ public final class Turnstile implements AutoCloseable {
             }
             boolean tryNow = !seat.takenAhead();
             while (true) {
+                HeldLease handed = seat.takeHanded();
+                if (handed != null) {
+                    acquired = true;
+                    return Optional.of(adopt(name, options, handed));
+                }
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
                 }
@@ -382,12 +394,62 @@ public final class Turnstile implements AutoCloseable {
      * After the store call. An echo that beats this wakes this client's waiters once too often,
      * which is harmless; only an echo during the courtesy that follows must be recognised.
      */
-    void released(String name, String token) {
+    private void released(String name, String token, boolean wakeWaiters) {
         if (lastReleased.size() > 4096) {
             lastReleased.clear(); // only the last few milliseconds matter
         }
         lastReleased.put(name, new Released(token, System.nanoTime()));
-        waitRooms.signal(name);
+        if (wakeWaiters) {
+            waitRooms.signal(name);
+        }
+    }
+
+    /**
+     * Ends a lease in the store. When a thread of this client is waiting for the lock, and the
+     * store can, the lock goes straight to it in the same store call (the store checks that no
+     * other client has waited longer); otherwise it is released and the waiters here are woken.
+     *
+     * @return whether the token held the lock
+     * @throws StoreUnavailableException if the store call failed (the caller may retry the release)
+     */
+    boolean endLease(String name, String token, Duration lockAtLeastFor) {
+        WaitRooms.Seat taker = lockAtLeastFor.isZero() && store.handsOver() && !closed ? waitRooms.claimFirst(name) : null;
+        if (taker == null) {
+            boolean ok = store.release(name, token, lockAtLeastFor);
+            released(name, token, true);
+            return ok;
+        }
+        LockOptions options = taker.options();
+        String nextToken = Owners.newToken();
+        long start = System.nanoTime();
+        HandOver done;
+        try {
+            done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
+        } catch (RuntimeException e) {
+            waitRooms.withdraw(taker);
+            undoAmbiguousAcquire(name, nextToken);
+            throw e;
+        }
+        if (done.grant().isEmpty()) {
+            waitRooms.withdraw(taker);
+            // Released to a waiter of another client, which the store has woken: the waiters here
+            // must not race it for the lock. (Not held at all: they may try.)
+            released(name, token, !done.released());
+            return done.released();
+        }
+        if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
+            // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
+            undoAmbiguousAcquire(name, nextToken);
+            waitRooms.withdraw(taker);
+            released(name, token, true);
+            return true;
+        }
+        HeldLease lease = new HeldLease(this, store, keeper, name, owner, nextToken, done.grant().get(), options, start);
+        held.add(lease);
+        lease.start();
+        released(name, token, false);
+        waitRooms.deliver(taker, lease);
+        return true;
     }
 
     /**

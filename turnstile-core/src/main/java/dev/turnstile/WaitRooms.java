@@ -30,12 +30,32 @@ final class WaitRooms {
         private final Room room;
         private final Thread thread = Thread.currentThread();
         private final boolean firstAtOnce;
+        private final LockOptions options;
         private long seen;
         private boolean takenAhead;
+        // Guarded by room: a hand-over from a releasing thread of this client.
+        private boolean waitingForRelease;
+        private boolean offered;
+        private HeldLease handed;
 
-        private Seat(Room room, boolean firstAtOnce) {
+        private Seat(Room room, boolean firstAtOnce, LockOptions options) {
             this.room = room;
             this.firstAtOnce = firstAtOnce;
+            this.options = options;
+        }
+
+        /** The options this waiter asked for, for a lease handed over to it. */
+        LockOptions options() {
+            return options;
+        }
+
+        /** The lease a releasing thread handed over to this waiter during its last {@link #await}, if any (once). */
+        HeldLease takeHanded() {
+            synchronized (room) {
+                HeldLease h = handed;
+                handed = null;
+                return h;
+            }
         }
 
         /** Whether nobody was in line ahead of this seat when it came. */
@@ -81,22 +101,42 @@ final class WaitRooms {
 
         /**
          * Waits until a release after generation {@code seen}, or the timeout; returns the
-         * generation. Only the first in line waits for releases.
+         * generation. Only the first in line waits for releases. Meanwhile a releasing thread of
+         * this client may hand its lock over to this waiter ({@link #takeHanded()}); once it has
+         * begun, this waits for the outcome whatever the timeout, and an interrupt then waits too
+         * (and is thrown after, with a handed lease released).
          */
         long await(long seen, long nanos) throws InterruptedException {
             long deadline = System.nanoTime() + nanos;
+            boolean interrupted = false;
             while (true) {
+                boolean offer;
                 synchronized (room) {
-                    if (room.generation != seen) {
-                        return room.generation;
+                    offer = offered;
+                    if (!offer) {
+                        if (interrupted) {
+                            waitingForRelease = false;
+                            break;
+                        }
+                        if (handed != null || room.generation != seen || deadline - System.nanoTime() <= 0) {
+                            waitingForRelease = false;
+                            return room.generation;
+                        }
+                        waitingForRelease = true;
                     }
                 }
-                if (!park(deadline - System.nanoTime())) {
-                    synchronized (room) {
-                        return room.generation;
-                    }
+                if (offer) {
+                    LockSupport.park(this); // a hand-over is one store call, bounded by the store's timeouts
+                } else {
+                    LockSupport.parkNanos(this, deadline - System.nanoTime());
                 }
+                interrupted |= Thread.interrupted();
             }
+            HeldLease h = takeHanded();
+            if (h != null) {
+                h.release(); // handed over as the interrupt came: nothing may be held when acquire throws
+            }
+            throw new InterruptedException();
         }
 
         /** Parks for at most {@code nanos}; false if that time is up. Wakes early when unparked. */
@@ -113,18 +153,57 @@ final class WaitRooms {
     }
 
     /** Joins the end of the line for a name. */
-    Seat enter(String name) {
+    Seat enter(String name, LockOptions options) {
         Seat[] seat = new Seat[1];
         rooms.compute(name, (k, r) -> {
             Room x = r != null ? r : new Room();
             synchronized (x) {
-                seat[0] = new Seat(x, x.line.isEmpty());
+                seat[0] = new Seat(x, x.line.isEmpty(), options);
                 seat[0].seen = x.generation;
                 x.line.addLast(seat[0]);
             }
             return x;
         });
         return seat[0];
+    }
+
+    /**
+     * Picks the first in line to hand a lock over to, if it is waiting for a release (not in a
+     * store call of its own, nor already offered one): it then waits for {@link #deliver} or
+     * {@link #withdraw}, which the caller must call.
+     *
+     * @return the seat, or null if there is none to hand over to
+     */
+    Seat claimFirst(String name) {
+        Room room = rooms.get(name);
+        if (room == null) {
+            return null;
+        }
+        synchronized (room) {
+            Seat first = room.line.peekFirst();
+            if (first == null || !first.waitingForRelease || first.offered || first.handed != null) {
+                return null;
+            }
+            first.offered = true;
+            return first;
+        }
+    }
+
+    /** Gives a claimed seat the lease handed over to it, and wakes it. */
+    void deliver(Seat seat, HeldLease lease) {
+        synchronized (seat.room) {
+            seat.handed = lease;
+            seat.offered = false;
+        }
+        wake(seat);
+    }
+
+    /** Ends a claim without a lease: the seat goes back to waiting for a release. */
+    void withdraw(Seat seat) {
+        synchronized (seat.room) {
+            seat.offered = false;
+        }
+        wake(seat);
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
@@ -478,6 +479,117 @@ class TurnstileTest {
             assertThat(second).as("maxWait 0 is one try, even behind another waiting thread").isPresent();
             second.get().release();
             first.get(5, TimeUnit.SECONDS).release();
+        }
+    }
+
+    /** An in-memory store that hands a lock over in one call (it has no other clients to be fair to), and counts its calls. */
+    static final class HandingStore implements LockStore {
+        final InMemoryLockStore inner = new InMemoryLockStore();
+        final AtomicInteger attempts = new AtomicInteger();
+        final AtomicInteger handOvers = new AtomicInteger();
+        final AtomicBoolean failHandOver = new AtomicBoolean();
+
+        @Override
+        public synchronized Optional<Grant> tryAcquire(AcquireRequest r) {
+            attempts.incrementAndGet();
+            return inner.tryAcquire(r);
+        }
+
+        @Override public synchronized boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+        @Override public synchronized boolean release(String n, String t, Duration atLeast) { return inner.release(n, t, atLeast); }
+        @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
+        @Override public synchronized boolean forceRelease(String n) { return inner.forceRelease(n); }
+        @Override public String description() { return "handing"; }
+        @Override public boolean handsOver() { return true; }
+
+        @Override
+        public synchronized HandOver handOver(String name, String token, AcquireRequest next) {
+            if (failHandOver.get()) {
+                throw new StoreUnavailableException("store is down", null);
+            }
+            handOvers.incrementAndGet();
+            if (!inner.release(name, token, Duration.ZERO)) {
+                return HandOver.notHeld();
+            }
+            return HandOver.handedTo(inner.tryAcquire(next).orElseThrow());
+        }
+    }
+
+    private static CompletableFuture<Lease> acquireAsync(Turnstile t, String name, LockOptions options) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return t.acquire(name, options, Duration.ofSeconds(10)).orElseThrow();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }, java.util.concurrent.Executors.newSingleThreadExecutor());
+    }
+
+    @Test
+    void aReleaseHandsTheLockStraightToTheNextThreadInLine() throws Exception {
+        HandingStore store = new HandingStore();
+        try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease first = t.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> next = acquireAsync(t, "job", LockOptions.defaults());
+            Thread.sleep(200); // the other thread tried once and waits for a release now
+            int attemptsBefore = store.attempts.get();
+            assertThat(first.release()).hasToString("RELEASED");
+            Lease handed = next.get(5, TimeUnit.SECONDS);
+            assertThat(store.handOvers).hasValue(1);
+            assertThat(store.attempts.get()).as("no acquire of its own after the release").isEqualTo(attemptsBefore);
+            assertThat(handed.fence()).isGreaterThan(first.fence());
+            assertThat(handed.token()).isNotEqualTo(first.token());
+            assertThat(handed.isHeld()).isTrue();
+            assertThat(t.heldLocks()).singleElement().satisfies(i -> assertThat(i.fence()).isEqualTo(handed.fence()));
+            assertThat(handed.release()).hasToString("RELEASED");
+            assertThat(t.heldLocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void aLeaseHandedToAReentrantWaiterIsReentrantOnItsThread() throws Exception {
+        HandingStore store = new HandingStore();
+        try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease first = t.tryAcquire("job").orElseThrow();
+            LockOptions reentrant = LockOptions.builder().reentrant().build();
+            CompletableFuture<long[]> next = CompletableFuture.supplyAsync(() -> {
+                try {
+                    Lease outer = t.acquire("job", reentrant, Duration.ofSeconds(10)).orElseThrow();
+                    Lease inner = t.acquire("job", reentrant, Duration.ZERO).orElseThrow();
+                    long[] fences = {outer.fence(), inner.fence()};
+                    inner.release();
+                    boolean stillHeld = outer.isHeld();
+                    outer.release();
+                    return stillHeld ? fences : null;
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }, java.util.concurrent.Executors.newSingleThreadExecutor());
+            Thread.sleep(200);
+            first.release();
+            long[] fences = next.get(5, TimeUnit.SECONDS);
+            assertThat(store.handOvers).hasValue(1);
+            assertThat(fences).as("the inner release left the outer lease held").isNotNull();
+            assertThat(fences[1]).isEqualTo(fences[0]);
+            assertThat(t.heldLocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFailedHandOverFailsTheReleaseAndStrandsNoWaiter() throws Exception {
+        HandingStore store = new HandingStore();
+        try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease first = t.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> next = acquireAsync(t, "job", LockOptions.defaults());
+            Thread.sleep(200);
+            store.failHandOver.set(true);
+            assertThatThrownBy(first::release).isInstanceOf(StoreUnavailableException.class);
+            assertThat(next).isNotDone();
+            store.failHandOver.set(false);
+            assertThat(first.release()).as("a failed release can be retried").hasToString("RELEASED");
+            Lease handed = next.get(5, TimeUnit.SECONDS);
+            assertThat(handed.fence()).isGreaterThan(first.fence());
+            handed.release();
         }
     }
 

@@ -80,6 +80,34 @@ public interface LockStore extends AutoCloseable {
     }
 
     /**
+     * Tells whether {@link #handOver} is supported. Only a store that knows whether other clients
+     * are waiting (a waiter queue) should say yes: handing a lock from thread to thread of one
+     * client without that knowledge would starve every other client.
+     *
+     * @return {@code false} unless the store overrides {@link #handOver}
+     */
+    default boolean handsOver() {
+        return false;
+    }
+
+    /**
+     * Ends the lease held by {@code token} and, in the same atomic step, grants the lock to
+     * {@code next} (a waiter of the same client, with its own token), unless a waiter of another
+     * client has waited longer: then it only releases, and wakes that waiter. The next holder's
+     * fence is greater than the released one, as with {@link #tryAcquire}. One store call instead of
+     * a release and an acquire.
+     *
+     * @param name the lock name
+     * @param token the current holder's token
+     * @param next the next holder's request (its {@code waiting} flag is set)
+     * @return what was done
+     * @throws UnsupportedOperationException if {@link #handsOver()} is {@code false}
+     */
+    default HandOver handOver(String name, String token, AcquireRequest next) {
+        throw new UnsupportedOperationException(description() + " cannot hand a lock over");
+    }
+
+    /**
      * Describes the store for logs and messages, without secrets.
      *
      * @return for example {@code postgresql://db:5432/app (table turnstile_locks)}

@@ -4,6 +4,7 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
@@ -175,6 +176,27 @@ public final class RedisLockStore implements LockStore {
             redis.call('DEL', KEYS[1])
             """ + WAKE_NEXT;
 
+    /**
+     * KEYS: lock, fence counter, waiter queue. ARGV: token, the next holder's value head and tail
+     * (as for {@link #ACQUIRE}), its ttl ms, this client's waiter id. Ends the lease of the token
+     * and gives the lock to the next holder, a waiter of the same client, with the next fence,
+     * unless another client is first in the queue: then it releases as {@link #RELEASE} does.
+     * Returns the next holder's fence, -1 if only released, 0 if the token did not hold the lock.
+     */
+    static final String HAND_OVER = HELD_BY_TOKEN + """
+            local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+            if first and first ~= ARGV[5] then
+              redis.call('DEL', KEYS[1])
+              redis.call('ZREM', KEYS[3], first)
+              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. first)
+              return -1
+            end
+            if first then redis.call('ZREM', KEYS[3], first) end
+            local fence = redis.call('INCR', KEYS[2])
+            redis.call('SET', KEYS[1], ARGV[2] .. string.format('%d', fence) .. ARGV[3], 'PX', ARGV[4])
+            return fence
+            """;
+
     /** KEYS: lock, waiter queue. ARGV: '' (no token). Returns 1 if a lease was ended. */
     static final String FORCE_RELEASE = """
             if redis.call('DEL', KEYS[1]) == 0 then return 0 end
@@ -281,8 +303,8 @@ public final class RedisLockStore implements LockStore {
         String key = lockKey(r.name());
         long ttlMillis = r.ttl().toMillis();
         long now = System.currentTimeMillis();
-        String head = "token=" + r.token() + " fence=";
-        String tail = " acquired_at=" + now + " expires_at=" + (now + ttlMillis) + " owner=" + r.owner();
+        String head = valueHead(r.token());
+        String tail = valueTail(now, ttlMillis, r.owner());
         String ttl = Long.toString(ttlMillis);
         // Every script key and argument costs server time: the uncontended path passes none it need not.
         String[] keys = clockFences || r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
@@ -311,6 +333,39 @@ public final class RedisLockStore implements LockStore {
                 : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
                         Long.toString(lockAtLeastFor.toMillis()));
         return ok == 1L;
+    }
+
+    /** Yes: the waiter queue tells whether another client has waited longer. */
+    @Override
+    public boolean handsOver() {
+        return true;
+    }
+
+    @Override
+    public HandOver handOver(String name, String token, AcquireRequest next) {
+        if (!next.name().equals(name)) {
+            throw new IllegalArgumentException("a lock is handed over under its own name, not '" + next.name() + "'");
+        }
+        String key = lockKey(name);
+        long ttlMillis = next.ttl().toMillis();
+        long now = System.currentTimeMillis();
+        Long fence = run("hand over", name, HAND_OVER, ScriptOutputType.INTEGER, new String[] {key, key + FENCE, key + WAITERS},
+                token, valueHead(next.token()), valueTail(now, ttlMillis, next.owner()), Long.toString(ttlMillis), waiterId);
+        if (fence == 0L) {
+            return HandOver.notHeld();
+        }
+        return fence < 0 ? HandOver.releasedOnly()
+                : HandOver.handedTo(new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis)));
+    }
+
+    /** The value up to its fence: {@code token=<token> fence=}. */
+    private static String valueHead(String token) {
+        return "token=" + token + " fence=";
+    }
+
+    /** The value after its fence: {@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}. */
+    private static String valueTail(long now, long ttlMillis, String owner) {
+        return " acquired_at=" + now + " expires_at=" + (now + ttlMillis) + " owner=" + owner;
     }
 
     @Override

@@ -7,6 +7,9 @@ import dev.turnstile.Lease;
 import dev.turnstile.LockOptions;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import io.lettuce.core.RedisClient;
@@ -168,6 +171,74 @@ class RedisLockStoreTest {
             assertThat(messages.poll(5, TimeUnit.SECONDS)).as("nobody queued: the token alone").isEqualTo(next.token());
         } finally {
             listen.close();
+        }
+    }
+
+    @Test
+    void aHandOverGivesTheLockToTheNextHolderInOneCallUnlessAnotherClientWaitedLonger() {
+        String name = name();
+        String key = "turnstile:{" + name + "}";
+        try (RedisLockStore mine = RedisLockStore.builder(client).build(); RedisLockStore other = RedisLockStore.builder(client).build()) {
+            assertThat(mine.handsOver()).isTrue();
+            Grant first = mine.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
+            HandOver handed = mine.handOver(name, "t1", new AcquireRequest(name, "me", "t2", Duration.ofSeconds(20), true));
+            assertThat(handed.released()).isTrue();
+            Grant second = handed.grant().orElseThrow();
+            assertThat(second.fence()).isGreaterThan(first.fence());
+            assertThat(raw.sync().get(key)).startsWith("token=t2 fence=" + second.fence() + " acquired_at=").endsWith(" owner=me");
+            assertThat(raw.sync().pttl(key)).isBetween(15_000L, 20_000L);
+            assertThat(mine.handOver(name, "t1", new AcquireRequest(name, "me", "t3", Duration.ofSeconds(20), true)))
+                    .as("the old token holds nothing any more").isEqualTo(HandOver.notHeld());
+
+            assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30), true))).isEmpty(); // queued
+            HandOver fair = mine.handOver(name, "t2", new AcquireRequest(name, "me", "t4", Duration.ofSeconds(20), true));
+            assertThat(fair).as("another client was first in the queue: released to it").isEqualTo(HandOver.releasedOnly());
+            assertThat(raw.sync().exists(key)).isZero();
+            assertThat(raw.sync().zcard(key + ":waiters")).as("it was named, and taken off the queue").isZero();
+            assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u2", Duration.ofSeconds(30), true))).isPresent();
+            assertThatThrownBy(() -> mine.handOver(name, "u2", new AcquireRequest(name + "x", "me", "t5", Duration.ofSeconds(1), true)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("own name");
+            assertThat(raw.sync().get(key)).as("a rejected hand-over changes nothing").startsWith("token=u2 ");
+        }
+    }
+
+    @Test
+    void threadsOfOneClientHandTheLockOnWithoutAnAcquireOfTheirOwn() throws Exception {
+        String name = name();
+        java.util.concurrent.atomic.AtomicInteger acquires = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger handedOver = new java.util.concurrent.atomic.AtomicInteger();
+        try (RedisLockStore redis = RedisLockStore.builder(client).build()) {
+            LockStore counting = new LockStore() {
+                @Override public Optional<Grant> tryAcquire(AcquireRequest r) { acquires.incrementAndGet(); return redis.tryAcquire(r); }
+                @Override public boolean extend(String n, String t, Duration ttl) { return redis.extend(n, t, ttl); }
+                @Override public boolean release(String n, String t, Duration d) { return redis.release(n, t, d); }
+                @Override public List<dev.turnstile.LockInfo> heldLocks() { return redis.heldLocks(); }
+                @Override public boolean forceRelease(String n) { return redis.forceRelease(n); }
+                @Override public dev.turnstile.spi.ReleaseWatch watchReleases(String n, dev.turnstile.spi.ReleaseListener l) { return redis.watchReleases(n, l); }
+                @Override public String description() { return redis.description(); }
+                @Override public boolean handsOver() { return true; }
+
+                @Override
+                public HandOver handOver(String n, String t, AcquireRequest next) {
+                    HandOver h = redis.handOver(n, t, next);
+                    if (h.grant().isPresent()) {
+                        handedOver.incrementAndGet();
+                    }
+                    return h;
+                }
+            };
+            Turnstile t = Turnstile.builder(counting).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+            Lease first = t.tryAcquire(name).orElseThrow();
+            CompletableFuture<Optional<Lease>> next = waitFor(t, name);
+            Thread.sleep(300);
+            int before = acquires.get();
+            first.release();
+            Lease second = next.get(5, TimeUnit.SECONDS).orElseThrow();
+            assertThat(handedOver).hasValue(1);
+            assertThat(acquires.get()).isEqualTo(before);
+            assertThat(raw.sync().get("turnstile:{" + name + "}")).startsWith("token=" + second.token() + " ");
+            assertThat(second.release()).hasToString("RELEASED");
+            t.close();
         }
     }
 

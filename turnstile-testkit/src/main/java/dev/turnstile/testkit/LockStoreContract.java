@@ -183,7 +183,18 @@ public abstract class LockStoreContract {
         @Test
         @DisplayName("8 threads on separate clients never overlap and fences rise in acquisition order")
         void threadsNeverOverlap() throws Exception {
+            eightThreadsNeverOverlap(false);
+        }
+
+        @Test
+        @DisplayName("8 threads of one client (in line, and handed the lock where the store can) never overlap and fences rise")
+        void threadsOfOneClientNeverOverlap() throws Exception {
+            eightThreadsNeverOverlap(true);
+        }
+
+        private void eightThreadsNeverOverlap(boolean oneClient) throws Exception {
             String name = unique("threads");
+            Turnstile shared = oneClient ? client() : null;
             int threads = 8;
             int rounds = 25;
             AtomicInteger inside = new AtomicInteger();
@@ -194,7 +205,7 @@ public abstract class LockStoreContract {
             try {
                 List<Future<?>> futures = new ArrayList<>();
                 for (int i = 0; i < threads; i++) {
-                    Turnstile t = client();
+                    Turnstile t = oneClient ? shared : client();
                     futures.add(pool.submit(() -> {
                         for (int r = 0; r < rounds; r++) {
                             try (Lease lease = held(t.acquire(name, ttl(30_000), Duration.ofSeconds(60)))) {
@@ -357,6 +368,42 @@ public abstract class LockStoreContract {
             assertThat(client().forceRelease(name)).isTrue();
             assertThat(client().forceRelease(name)).as("nothing left to free").isFalse();
             assertThat(lease.release()).isEqualTo(ReleaseOutcome.NOT_OWNER);
+        }
+    }
+
+    @Nested
+    @DisplayName("hand-over (stores that can)")
+    class HandingOver {
+
+        @Test
+        @DisplayName("a hand-over ends the holder's lease and grants the next one a greater fence; a stale token hands nothing")
+        void handOverGrantsAGreaterFence() {
+            LockStore raw = store();
+            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
+            String name = unique("hand");
+            long first = raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow().fence();
+            dev.turnstile.spi.HandOver handed = raw.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
+            assertThat(handed.released()).isTrue();
+            assertThat(handed.grant()).hasValueSatisfying(g -> assertThat(g.fence()).isGreaterThan(first));
+            assertThat(raw.handOver(name, "t1", new AcquireRequest(name, "me", "t3", ms(30_000), true)).released()).isFalse();
+            assertThat(raw.extend(name, "t1", ms(30_000))).isFalse();
+            assertThat(raw.extend(name, "t2", ms(30_000))).isTrue();
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("held by the next holder").isEmpty();
+            assertThat(raw.release(name, "t2", Duration.ZERO)).isTrue();
+        }
+
+        @Test
+        @DisplayName("a hand-over only releases when another client has waited for the lock")
+        void anotherClientsWaiterComesFirst() {
+            LockStore raw = store();
+            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
+            String name = unique("fair");
+            raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow();
+            LockStore other = store();
+            assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u1", ms(30_000), true))).isEmpty();
+            dev.turnstile.spi.HandOver done = raw.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
+            assertThat(done).isEqualTo(dev.turnstile.spi.HandOver.releasedOnly());
+            assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u2", ms(30_000), true))).isPresent();
         }
     }
 
