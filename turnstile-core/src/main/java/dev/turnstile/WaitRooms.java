@@ -11,7 +11,9 @@ import java.util.concurrent.locks.LockSupport;
  * line is woken when a lease on the name is released here or the store reports a release, so a
  * hand-off does not wait for the next poll. Releases cost one map lookup when nobody waits, and
  * wake one thread when some do: a waiter parks, and only the thread whose turn or release it is is
- * unparked.
+ * unparked. On a store that can, a releasing thread hands its lock straight to the first in line
+ * ({@link #claimFirst}, then {@link #deliver} or {@link #withdraw}), which then needs no store call
+ * of its own.
  */
 final class WaitRooms {
     private final ConcurrentHashMap<String, Room> rooms = new ConcurrentHashMap<>();

@@ -488,6 +488,8 @@ class TurnstileTest {
         final AtomicInteger attempts = new AtomicInteger();
         final AtomicInteger handOvers = new AtomicInteger();
         final AtomicBoolean failHandOver = new AtomicBoolean();
+        final java.util.concurrent.CountDownLatch handOverStarted = new java.util.concurrent.CountDownLatch(1);
+        volatile long handOverMillis;
 
         @Override
         public synchronized Optional<Grant> tryAcquire(AcquireRequest r) {
@@ -508,6 +510,14 @@ class TurnstileTest {
                 throw new StoreUnavailableException("store is down", null);
             }
             handOvers.incrementAndGet();
+            handOverStarted.countDown();
+            if (handOverMillis > 0) {
+                try {
+                    Thread.sleep(handOverMillis);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             if (!inner.release(name, token, Duration.ZERO)) {
                 return HandOver.notHeld();
             }
@@ -572,6 +582,33 @@ class TurnstileTest {
             assertThat(fences).as("the inner release left the outer lease held").isNotNull();
             assertThat(fences[1]).isEqualTo(fences[0]);
             assertThat(t.heldLocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void aWaiterInterruptedDuringAHandOverThrowsAndHoldsNothing() throws Exception {
+        HandingStore store = new HandingStore();
+        store.handOverMillis = 300;
+        try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
+            Lease first = t.tryAcquire("job").orElseThrow();
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    t.acquire("job", LockOptions.defaults(), Duration.ofSeconds(10));
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            waiter.start();
+            Thread.sleep(200);
+            CompletableFuture<ReleaseOutcome> releasing = CompletableFuture.supplyAsync(first::release);
+            assertThat(store.handOverStarted.await(5, TimeUnit.SECONDS)).isTrue();
+            waiter.interrupt();
+            waiter.join(5000);
+            assertThat(releasing.get(5, TimeUnit.SECONDS)).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(thrown.get()).as("the wait ended by the interrupt").isInstanceOf(InterruptedException.class);
+            assertThat(store.handOvers).hasValue(1);
+            assertThat(t.heldLocks()).as("the lease handed over as the interrupt came was released").isEmpty();
         }
     }
 
