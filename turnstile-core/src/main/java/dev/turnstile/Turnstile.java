@@ -238,6 +238,7 @@ public final class Turnstile implements AutoCloseable {
                         return lease;
                     }
                 }
+                tryNow = true;
                 long now = System.nanoTime();
                 long left = deadline - now;
                 if (left <= 0) {
@@ -248,10 +249,8 @@ public final class Turnstile implements AutoCloseable {
                     // Subscribe only once the lock is busy (a free lock costs no extra round trip),
                     // then try again at once so a release in between is not missed.
                     watch = watches.open(name);
-                    tryNow = true;
                     continue;
                 }
-                tryNow = true;
                 // With release notifications the poll is only a safety net (expiry, a lost
                 // message): it need not be frequent, and many waiters must not hammer the store.
                 long floor = watch.notifies() ? NOTIFIED_POLL_FLOOR_NANOS : 0;

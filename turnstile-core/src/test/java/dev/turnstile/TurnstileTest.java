@@ -270,6 +270,16 @@ class TurnstileTest {
         }
     }
 
+    /**
+     * Runs a task on a thread of its own (the common pool may have a single thread on a 2-core
+     * machine, and these waits must run side by side).
+     */
+    private static final java.util.concurrent.Executor OWN_THREAD = task -> {
+        Thread t = new Thread(task, "test-waiter");
+        t.setDaemon(true);
+        t.start();
+    };
+
     private static CompletableFuture<Lease> acquireAsync(Turnstile t, String name) {
         return CompletableFuture.supplyAsync(() -> {
             try {
@@ -277,7 +287,7 @@ class TurnstileTest {
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, OWN_THREAD);
     }
 
     /** a holds "job"; b waits for it (subscribing if it must) and gets it when a releases. */
@@ -436,7 +446,7 @@ class TurnstileTest {
                     } catch (InterruptedException e) {
                         throw new IllegalStateException(e);
                     }
-                }, java.util.concurrent.Executors.newSingleThreadExecutor()));
+                }, OWN_THREAD));
             }
             Thread.sleep(300);
             int whileBusy = store.attempts.get() - before;
@@ -525,22 +535,12 @@ class TurnstileTest {
         }
     }
 
-    private static CompletableFuture<Lease> acquireAsync(Turnstile t, String name, LockOptions options) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return t.acquire(name, options, Duration.ofSeconds(10)).orElseThrow();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, java.util.concurrent.Executors.newSingleThreadExecutor());
-    }
-
     @Test
     void aReleaseHandsTheLockStraightToTheNextThreadInLine() throws Exception {
         HandingStore store = new HandingStore();
         try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
             Lease first = t.tryAcquire("job").orElseThrow();
-            CompletableFuture<Lease> next = acquireAsync(t, "job", LockOptions.defaults());
+            CompletableFuture<Lease> next = acquireAsync(t, "job");
             Thread.sleep(200); // the other thread tried once and waits for a release now
             int attemptsBefore = store.attempts.get();
             assertThat(first.release()).hasToString("RELEASED");
@@ -574,7 +574,7 @@ class TurnstileTest {
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
-            }, java.util.concurrent.Executors.newSingleThreadExecutor());
+            }, OWN_THREAD);
             Thread.sleep(200);
             first.release();
             long[] fences = next.get(5, TimeUnit.SECONDS);
@@ -617,7 +617,7 @@ class TurnstileTest {
         HandingStore store = new HandingStore();
         try (Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build()) {
             Lease first = t.tryAcquire("job").orElseThrow();
-            CompletableFuture<Lease> next = acquireAsync(t, "job", LockOptions.defaults());
+            CompletableFuture<Lease> next = acquireAsync(t, "job");
             Thread.sleep(200);
             store.failHandOver.set(true);
             assertThatThrownBy(first::release).isInstanceOf(StoreUnavailableException.class);

@@ -82,6 +82,24 @@ public final class RedisLockStore implements LockStore {
      */
 
     /**
+     * Bumps the counter KEYS[2] into {@code fence}. A missing counter (a new name, or one lost in a
+     * restart without persistence or to eviction) resumes from the server's clock in microseconds,
+     * above every fence it issued; with {@code clock_fences} set (Redlock nodes) every fence
+     * follows that clock, so the nodes' fences stay close to each other.
+     */
+    private static final String NEXT_FENCE = """
+            local fence = redis.call('INCR', KEYS[2])
+            if fence == 1 or clock_fences then
+              local t = redis.call('TIME')
+              local micros = t[1] * 1000000 + t[2]
+              if fence < micros then
+                fence = micros
+                redis.call('SET', KEYS[2], string.format('%d', fence))
+              end
+            end
+            """;
+
+    /**
      * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
      * head up to the fence ({@code token=<token> fence=}), its tail after the fence
      * ({@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}), ttl ms, the waiter id of a caller
@@ -92,18 +110,8 @@ public final class RedisLockStore implements LockStore {
      */
     static final String ACQUIRE = """
             local waiter = ARGV[4] ~= '' and ARGV[4]
-            local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 or ARGV[5] then
-              -- a missing counter (a new name, or lost in a restart without persistence) resumes
-              -- from the server's clock in microseconds, above every fence it issued; Redlock
-              -- nodes follow that clock always, so their fences stay close to each other
-              local t = redis.call('TIME')
-              local micros = t[1] * 1000000 + t[2]
-              if fence < micros then
-                fence = micros
-                redis.call('SET', KEYS[2], string.format('%d', fence))
-              end
-            end
+            local clock_fences = ARGV[5]
+            """ + NEXT_FENCE + """
             if not redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', fence) .. ARGV[2], 'NX', 'PX', ARGV[3]) then
               if waiter then
                 local t = redis.call('TIME')
@@ -192,7 +200,8 @@ public final class RedisLockStore implements LockStore {
               return -1
             end
             if first then redis.call('ZREM', KEYS[3], first) end
-            local fence = redis.call('INCR', KEYS[2])
+            local clock_fences = false
+            """ + NEXT_FENCE + """
             redis.call('SET', KEYS[1], ARGV[2] .. string.format('%d', fence) .. ARGV[3], 'PX', ARGV[4])
             return fence
             """;
@@ -315,7 +324,7 @@ public final class RedisLockStore implements LockStore {
         if (fence == 0L) {
             return Optional.empty();
         }
-        return Optional.of(new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis)));
+        return Optional.of(grant(fence, now, ttlMillis));
     }
 
     @Override
@@ -354,8 +363,12 @@ public final class RedisLockStore implements LockStore {
         if (fence == 0L) {
             return HandOver.notHeld();
         }
-        return fence < 0 ? HandOver.releasedOnly()
-                : HandOver.handedTo(new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis)));
+        return fence < 0 ? HandOver.releasedOnly() : HandOver.handedTo(grant(fence, now, ttlMillis));
+    }
+
+    /** A grant whose times are the ones the client wrote into the value. */
+    private static Grant grant(long fence, long now, long ttlMillis) {
+        return new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis));
     }
 
     /** The value up to its fence: {@code token=<token> fence=}. */

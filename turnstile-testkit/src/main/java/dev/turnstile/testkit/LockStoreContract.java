@@ -375,11 +375,17 @@ public abstract class LockStoreContract {
     @DisplayName("hand-over (stores that can)")
     class HandingOver {
 
+        /** A tracked store client; the test is skipped (a capability, not a missing server) if the store cannot hand over. */
+        private LockStore handingStore() {
+            LockStore raw = store();
+            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
+            return raw;
+        }
+
         @Test
         @DisplayName("a hand-over ends the holder's lease and grants the next one a greater fence; a stale token hands nothing")
         void handOverGrantsAGreaterFence() {
-            LockStore raw = store();
-            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
+            LockStore raw = handingStore();
             String name = unique("hand");
             long first = raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow().fence();
             dev.turnstile.spi.HandOver handed = raw.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
@@ -395,8 +401,7 @@ public abstract class LockStoreContract {
         @Test
         @DisplayName("a hand-over only releases when another client has waited for the lock")
         void anotherClientsWaiterComesFirst() {
-            LockStore raw = store();
-            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
+            LockStore raw = handingStore();
             String name = unique("fair");
             raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow();
             LockStore other = store();
