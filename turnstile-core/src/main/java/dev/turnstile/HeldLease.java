@@ -101,6 +101,12 @@ final class HeldLease implements Lease {
     }
 
     @Override
+    public Duration timeLeft() {
+        long left = deadlineNanos - System.nanoTime();
+        return isHeld() && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+
+    @Override
     public void extend(Duration lockAtMostFor) {
         Validation.ttl("lockAtMostFor", lockAtMostFor);
         storeCalls.lock();

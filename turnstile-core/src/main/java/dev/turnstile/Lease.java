@@ -80,6 +80,17 @@ public interface Lease extends AutoCloseable {
     boolean isHeld();
 
     /**
+     * Returns how much longer this process can prove it holds the lease: the time left before its
+     * local deadline (the last confirmed acquire, renewal or extend, plus the TTL, minus a margin
+     * for clock drift), on the monotonic clock. The store cannot grant the lock to anyone else
+     * before this has run out. A watchdog outside the process (the CLI's guard) uses it to stop
+     * work in time even when this process freezes.
+     *
+     * @return the time left, {@link Duration#ZERO} once the lease is released or lost
+     */
+    Duration timeLeft();
+
+    /**
      * Extends the lease so that it ends {@code lockAtMostFor} from now, by the store's clock.
      * Atomic and owner-checked.
      *

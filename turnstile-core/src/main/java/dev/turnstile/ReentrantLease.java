@@ -35,6 +35,7 @@ final class ReentrantLease implements Lease {
     @Override public Instant acquiredAt() { return hold.lease.acquiredAt(); }
     @Override public Instant expiresAt() { return hold.lease.expiresAt(); }
     @Override public boolean isHeld() { return hold.lease.isHeld(); }
+    @Override public Duration timeLeft() { return hold.lease.timeLeft(); }
     @Override public void extend(Duration lockAtMostFor) { hold.lease.extend(lockAtMostFor); }
     @Override public CompletionStage<LeaseLoss> lost() { return hold.lease.lost(); }
 

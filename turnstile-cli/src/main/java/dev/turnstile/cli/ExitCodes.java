@@ -12,12 +12,10 @@ final class ExitCodes {
     static final int UNAVAILABLE = 69;
     /** EX_SOFTWARE: the lease was lost while the command ran, so the command was stopped. */
     static final int LEASE_LOST = 70;
+    /** EX_OSERR: the guard that stops the command if turnstile dies could not start; nothing ran. */
+    static final int GUARD_UNAVAILABLE = 71;
     /** EX_TEMPFAIL: the lock was busy (default of {@code --busy-exit}). */
     static final int BUSY = 75;
-    /** The command exists but cannot be executed (shell convention). */
-    static final int NOT_EXECUTABLE = 126;
-    /** The command was not found (shell convention). */
-    static final int NOT_FOUND = 127;
 
     private ExitCodes() {}
 }

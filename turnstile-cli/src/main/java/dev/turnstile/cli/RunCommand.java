@@ -10,6 +10,7 @@ import dev.turnstile.spi.LockStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,10 +29,13 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"Run a command while holding a lock, so that it runs in one place at a time.",
                 "The lease is renewed every TTL/3 while the command runs. The command gets TURNSTILE_LOCK, "
                         + "TURNSTILE_FENCE and TURNSTILE_TOKEN in its environment (TURNSTILE_STORE is removed). "
-                        + "If the lease is lost the command gets SIGTERM, then SIGKILL after --grace, and turnstile "
-                        + "exits 70. SIGINT, SIGTERM and SIGHUP are forwarded to the command.",
+                        + "It runs in a process group of its own under a guard process that stops the group "
+                        + "(SIGTERM, then SIGKILL) before the lease can expire: if the lease is lost, if turnstile "
+                        + "is killed, and if turnstile freezes. SIGTERM, SIGINT and SIGHUP stop the command's "
+                                + "whole group before the lock is released; SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH "
+                        + "are passed on to the command.",
                 "Exit: the command's own code; 75 busy (--busy-exit); 69 store unavailable; 64 usage; "
-                        + "70 lease lost; 127 command not found."})
+                        + "70 lease lost; 71 the guard could not start (needs perl); 126/127 command not executable/found."})
 final class RunCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;
@@ -57,7 +61,9 @@ final class RunCommand implements Callable<Integer> {
     int busyExit;
 
     @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
-            description = "After a lost lease, time between SIGTERM and SIGKILL. Default: ${DEFAULT-VALUE}.")
+            description = "Time between SIGTERM and SIGKILL when the command is stopped. The grace period ends by "
+                    + "the lease's deadline, so it must fit in half the TTL. Default: ${DEFAULT-VALUE}, "
+                    + "or half the TTL if that is shorter.")
     Duration grace;
 
     @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
@@ -79,8 +85,9 @@ final class RunCommand implements Callable<Integer> {
                 || wait.compareTo(LockOptions.MAX_DURATION) > 0) {
             throw new CommandLine.ParameterException(cl, "--wait and --grace must not be negative (and --grace at most 1h)");
         }
+        Duration stopGrace = graceWithinLease(cl);
         Turnstile.checkLockName(lock);
-        ChildSupervisor supervisor = new ChildSupervisor(grace, spec.commandLine().getErr(), top.forwardSignals());
+        ChildSupervisor supervisor = new ChildSupervisor(stopGrace, spec.commandLine().getErr(), top.forwardSignals());
         LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
                 .onLost(supervisor::leaseLost).build();
 
@@ -92,12 +99,54 @@ final class RunCommand implements Callable<Integer> {
                 return busyExit;
             }
             Lease lease = acquired.get();
-            int code = supervisor.run(command, Map.of("TURNSTILE_LOCK", lock,
-                    "TURNSTILE_FENCE", Long.toString(lease.fence()), "TURNSTILE_TOKEN", lease.token()),
-                    List.of("TURNSTILE_STORE"));
-            release(lease);
+            String signal = supervisor.stopRequested();
+            if (signal != null) {
+                release(lease);
+                return 128 + new sun.misc.Signal(signal).getNumber();
+            }
+            Map<String, String> environment = new HashMap<>();
+            environment.put("TURNSTILE_LOCK", lock);
+            environment.put("TURNSTILE_FENCE", Long.toString(lease.fence()));
+            environment.put("TURNSTILE_TOKEN", lease.token());
+            environment.put("TURNSTILE_STORE", null);
+            int code;
+            try {
+                code = supervisor.run(command, environment, lease);
+            } catch (Guard.UnavailableException e) {
+                release(lease);
+                spec.commandLine().getErr().println("turnstile: " + e.getMessage() + "; the command was not started");
+                spec.commandLine().getErr().flush();
+                return ExitCodes.GUARD_UNAVAILABLE;
+            }
+            if (code != ExitCodes.LEASE_LOST) {
+                release(lease); // a lost lease has nothing left to release, and its loss was reported
+            }
             return code;
         }
+    }
+
+    /**
+     * The command must be dead before the store can hand the lock on, so SIGTERM comes at the
+     * lease's deadline minus the grace period. Renewals come every TTL/3; half the TTL leaves room
+     * for one to fail and the next to be tried before a healthy command is stopped. A grace the
+     * user asked for that does not fit is refused; the default is shortened to fit.
+     */
+    private Duration graceWithinLease(CommandLine cl) {
+        Duration fits = ttl.dividedBy(2);
+        if (grace.compareTo(fits) <= 0) {
+            return grace;
+        }
+        if (cl.getParseResult().hasMatchedOption("--grace")) {
+            throw new CommandLine.ParameterException(cl, "--grace " + show(grace) + " does not fit in --ttl "
+                    + show(ttl) + ": the command must be dead before the lease can expire, so --grace "
+                    + "may be at most half the TTL (" + show(fits) + "); give a shorter --grace or a longer --ttl");
+        }
+        return fits;
+    }
+
+    private static String show(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     private void reportBusy(LockStore s) {

@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
                 "  64   usage error: bad flag, lock name, duration or store URL",
                 "  69   store unavailable: unreachable, wrong credentials, or lock table missing",
                 "  70   the lease was lost while the command ran; the command was stopped",
+                "  71   the guard that stops the command if turnstile dies could not start (needs perl)",
                 "  75   the lock was busy (run; change with --busy-exit)",
                 "  126  the command cannot be executed; 127 the command was not found"})
 public final class TurnstileCommand implements java.util.concurrent.Callable<Integer> {

@@ -45,10 +45,11 @@ final class Cli {
         return new Result(code, out.toString(), err.toString());
     }
 
-    /** Starts the CLI as its own JVM (what cron runs), output to files in the state directory. */
+    /** Starts the CLI as its own JVM (what cron runs, with bin/turnstile's flags), output to files in the state directory. */
     Process spawn(Map<String, String> extraEnv, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
+                "-cp", System.getProperty("java.class.path"),
                 TurnstileCommand.class.getName()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);

@@ -108,7 +108,7 @@ class RunCommandTest {
         String lock = name();
         Path marker = dir.resolve("still-running");
         CompletableFuture<Cli.Result> running = CompletableFuture.supplyAsync(() -> cli.run("run", "--lock", lock,
-                "--ttl", "1500ms", "--grace", "1s", "--", "sh", "-c", "while true; do touch '" + marker + "'; sleep 0.1; done"));
+                "--ttl", "1500ms", "--grace", "500ms", "--", "sh", "-c", "while true; do touch '" + marker + "'; sleep 0.1; done"));
         Turnstile thief = library();
         await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(marker));
         assertThat(thief.forceRelease(lock)).isTrue();
@@ -205,9 +205,25 @@ class RunCommandTest {
 
     @Test
     void commandNotFoundExits127AndNotExecutable126() throws Exception {
-        assertThat(cli.run("run", "--lock", name(), "--", "/no/such/command").code()).isEqualTo(127);
+        Cli.Result notFound = cli.run("run", "--lock", name(), "--", "/no/such/command");
+        assertThat(notFound.code()).isEqualTo(127);
+        assertThat(cli.run("run", "--lock", name(), "--", "no-such-command-on-path").code()).isEqualTo(127);
         Path script = Files.writeString(dir.resolve("script.sh"), "#!/bin/sh\necho hi\n");
-        assertThat(cli.run("run", "--lock", name(), "--", script.toString()).code()).isEqualTo(126);
+        assertThat(cli.run("run", "--lock", name(), "--", script.toString()).code()).as("not executable").isEqualTo(126);
+        Path orphan = Files.writeString(dir.resolve("orphan.sh"), "#!/no/such/interpreter\necho hi\n");
+        assertThat(orphan.toFile().setExecutable(true)).isTrue();
+        assertThat(cli.run("run", "--lock", name(), "--", orphan.toString()).code()).as("bad interpreter").isEqualTo(126);
+    }
+
+    @Test
+    void aGraceThatDoesNotFitInTheLeaseIsRefusedAndTheDefaultShortened() {
+        String lock = name();
+        Cli.Result tooLong = cli.run("run", "--lock", lock, "--ttl", "3s", "--grace", "2s", "--", "true");
+        assertThat(tooLong.code()).isEqualTo(64);
+        assertThat(tooLong.err()).contains("--grace 2s does not fit in --ttl 3s").contains("at most half the TTL (1500ms)");
+        assertThat(cli.run("locks").out()).as("nothing taken").doesNotContain(lock);
+        assertThat(cli.run("run", "--lock", lock, "--ttl", "3s", "--grace", "1500ms", "--", "true").code()).isZero();
+        assertThat(cli.run("run", "--lock", lock, "--ttl", "2s", "--", "true").code()).as("default 10s shortened to 1s").isZero();
     }
 
     @Test

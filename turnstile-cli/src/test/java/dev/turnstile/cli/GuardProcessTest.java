@@ -1,0 +1,193 @@
+package dev.turnstile.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The command never outlives the lock: {@code turnstile run} JVMs killed, frozen, signalled, and
+ * their leases taken away, with the guard process keeping the command in check.
+ */
+class GuardProcessTest {
+    @TempDir Path dir;
+    final List<Process> started = new ArrayList<>();
+    final List<Long> pids = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        for (Process p : started) {
+            signal("CONT", p.pid());
+            p.destroyForcibly();
+        }
+        pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+    }
+
+    private Process spawn(Cli cli, String... args) throws IOException {
+        Process p = cli.spawn(Map.of(), args);
+        started.add(p);
+        return p;
+    }
+
+    private static void signal(String name, long pid) throws Exception {
+        new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start().waitFor(5, TimeUnit.SECONDS);
+    }
+
+    private long pidIn(Path file) throws IOException {
+        long pid = Long.parseLong(Files.readString(file).trim());
+        pids.add(pid);
+        return pid;
+    }
+
+    /** Running, that is: a zombie waiting for its (new) parent to reap it is dead enough. */
+    private static boolean alive(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return !stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException gone) {
+            return false;
+        }
+    }
+
+    private String log(Cli cli) throws IOException {
+        Path log = cli.stateHome.resolve("spawned.log");
+        return Files.exists(log) ? Files.readString(log) : "";
+    }
+
+    @Test
+    void sigkillOfTurnstileStopsTheCommandAndWhatItStartedWithinASecond() throws Exception {
+        Cli cli = new Cli(dir);
+        Path shell = dir.resolve("shell.pid");
+        Path worker = dir.resolve("worker.pid");
+        Process run = spawn(cli, "run", "--lock", "killed", "--ttl", "60s", "--", "sh", "-c",
+                "sleep 120 & echo $! > '" + worker + "'; echo $$ > '" + shell + "'; wait");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(shell) && Files.size(shell) > 0);
+        long shellPid = pidIn(shell);
+        long workerPid = pidIn(worker);
+
+        run.destroyForcibly(); // SIGKILL: the JVM gets no say
+        long killedAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> !alive(shellPid) && !alive(workerPid));
+        assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).as(log(cli)).isLessThan(Duration.ofMillis(1500));
+    }
+
+    @Test
+    void aFrozenTurnstileHasItsCommandKilledBeforeTheNextRunnerCanStart() throws Exception {
+        Cli cli = new Cli(dir);
+        cli.run("locks"); // the embedded database exists before the race
+        Path events = dir.resolve("events");
+        // A command that ignores SIGTERM: only SIGKILL, by the deadline, can stop it in time.
+        Process first = spawn(cli, "run", "--lock", "frozen", "--ttl", "3s", "--", "sh", "-c",
+                "trap '' TERM; while true; do echo \"A $(date +%s%N)\" >> '" + events + "'; sleep 0.02; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(events));
+        signal("STOP", first.pid());
+        try {
+            Process second = spawn(cli, "run", "--lock", "frozen", "--wait", "20s", "--", "sh", "-c",
+                    "echo \"B $(date +%s%N)\" >> '" + events + "'");
+            assertThat(second.waitFor(40, TimeUnit.SECONDS)).isTrue();
+            assertThat(second.exitValue()).as(log(cli)).isZero();
+        } finally {
+            signal("CONT", first.pid());
+        }
+        assertThat(first.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.exitValue()).as(log(cli)).isEqualTo(70);
+        List<String> lines = Files.readAllLines(events);
+        long lastA = lines.stream().filter(l -> l.startsWith("A ")).mapToLong(l -> Long.parseLong(l.substring(2))).max().orElseThrow();
+        long startB = lines.stream().filter(l -> l.startsWith("B ")).mapToLong(l -> Long.parseLong(l.substring(2))).min().orElseThrow();
+        assertThat(lastA).as("the frozen runner's command was dead before the next one started\n" + log(cli)).isLessThan(startB);
+        assertThat(log(cli)).contains("the lease could not be renewed in time");
+    }
+
+    @Test
+    void sigtermStopsTheWholeTreeBeforeTheLockIsReleased() throws Exception {
+        Cli cli = new Cli(dir);
+        Path worker = dir.resolve("worker.pid");
+        Process run = spawn(cli, "run", "--lock", "termed", "--", "sh", "-c",
+                "sleep 120 & echo $! > '" + worker + "'; sleep 120; echo never");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(worker) && Files.size(worker) > 0);
+        long workerPid = pidIn(worker);
+        run.destroy(); // SIGTERM to turnstile
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(alive(workerPid)).as("the command's own child is stopped too").isFalse();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(128 + 15);
+        assertThat(cli.run("run", "--lock", "termed", "--", "true").code()).as("released on the way out").isZero();
+    }
+
+    @Test
+    void otherSignalsReachTheCommandAndNeverKillTurnstile() throws Exception {
+        Cli cli = new Cli(dir);
+        Path got = dir.resolve("got");
+        Path ready = dir.resolve("ready");
+        Process run = spawn(cli, "run", "--lock", "signalled", "--", "sh", "-c",
+                "trap 'echo USR1 >> \"" + got + "\"' USR1; trap 'echo ALRM >> \"" + got + "\"; exit 5' ALRM; "
+                        + "touch '" + ready + "'; while true; do sleep 0.05; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        for (String s : List.of("PIPE", "VTALRM", "XFSZ", "USR1")) {
+            signal(s, run.pid());
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(got) && Files.readString(got).contains("USR1"));
+        assertThat(run.isAlive()).isTrue();
+        signal("ALRM", run.pid());
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(5);
+    }
+
+    @Test
+    void sigquitPrintsNoThreadDumpIntoTheCommandsOutput() throws Exception {
+        Cli cli = new Cli(dir);
+        Path ready = dir.resolve("ready");
+        Process run = spawn(cli, "run", "--lock", "quit", "--", "sh", "-c",
+                "touch '" + ready + "'; sleep 2; echo done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        signal("QUIT", run.pid());
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).isZero();
+        assertThat(log(cli)).contains("done").doesNotContain("Full thread dump");
+    }
+
+    @Test
+    void aLeaseTheStoreTakesAwayHasItsCommandKilledAtOnceEvenIfItIgnoresSigterm() throws Exception {
+        Cli cli = new Cli(dir);
+        Path ready = dir.resolve("ready");
+        Process run = spawn(cli, "run", "--lock", "taken", "--ttl", "3s", "--grace", "1s", "--", "sh", "-c",
+                "trap '' TERM; touch '" + ready + "'; while true; do sleep 0.05; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        assertThat(cli.run("release", "--force", "taken").code()).isZero();
+        long freedAt = System.nanoTime();
+        assertThat(run.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        // The next renewal (every TTL/3 = 1 s) is refused; the command is killed then, no grace.
+        assertThat(Duration.ofNanos(System.nanoTime() - freedAt)).isLessThan(Duration.ofMillis(1000 + 800));
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(70);
+        assertThat(log(cli)).contains("is lost");
+    }
+
+    @Test
+    void withoutPerlTheCommandIsNotStartedAndTheLockIsFreed() throws Exception {
+        Cli cli = new Cli(dir);
+        Path marker = dir.resolve("ran");
+        Process run = cli.spawn(Map.of("PATH", dir.resolve("empty").toString()), "run", "--lock", "noguard", "--",
+                "/bin/sh", "-c", "touch '" + marker + "'");
+        started.add(run);
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(71);
+        assertThat(log(cli)).contains("perl");
+        assertThat(marker).doesNotExist();
+        try (LockStore store = LockStores.open(cli.embeddedUrl()); Turnstile t = Turnstile.builder(store).build()) {
+            assertThat(t.heldLocks()).isEmpty();
+        }
+    }
+}
