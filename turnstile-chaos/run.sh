@@ -15,6 +15,10 @@
 # when missing (as root); otherwise the run stops with a message instead of skipping it.
 # Builds only this module (the others must be in the local repository); MVN_FLAGS=-o builds offline.
 # Exit code 0 when every scenario passes, 1 when one fails.
+#
+# --cli [--rounds N] [--faults kill-cli,stop-cli,kill-command,partition-cli,freeze-both]: the holders
+# are `turnstile run` processes instead (CliChaos), 3 rounds per fault by default; rewrites only the
+# CLI section of --out (default docs/reliability.md), which the matrix run leaves in place.
 set -euo pipefail
 
 self="$(realpath "$0")"
@@ -26,6 +30,8 @@ build=auto
 out="$root/docs/reliability.md"
 args=()
 faults=""
+cli=""
+rounds=""
 command="turnstile-chaos/run.sh" # what reproduces the report (build flags left out: they change nothing)
 while (($#)); do
   case "$1" in
@@ -33,9 +39,11 @@ while (($#)); do
     --stores | --workers) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --faults) faults="$2"; args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --out) out="$(realpath -m "$2")"; command+=" $1 $2"; shift 2 ;;
+    --cli) cli=1; command+=" $1"; shift ;;
+    --rounds) rounds="$2"; command+=" $1 $2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,17p' "$self"; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$self"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +59,7 @@ fi
 [[ -f $cp_file ]] || { echo "run.sh: $cp_file is missing: run without --no-build" >&2; exit 1; }
 
 # The clock fault runs workers under libfaketime: install it now rather than fail mid-run.
-if [[ -z $faults || ,$faults, == *,clock,* ]] && ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
+if [[ -z $cli ]] && [[ -z $faults || ,$faults, == *,clock,* ]] && ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "run.sh: installing libfaketime for the clock fault" >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null 2>&1 ||
@@ -63,6 +71,10 @@ if [[ -z $faults || ,$faults, == *,clock,* ]] && ! ls /usr/lib/*/faketime/libfak
 fi
 
 read -r -a java_opts <<<"${JAVA_OPTS:-}"
+if [[ -n $cli ]]; then
+  exec java "${java_opts[@]}" -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.CliChaos \
+    --out "$out" --work-dir "$module/target/cli-chaos" --command "$command" ${rounds:+--rounds "$rounds"} ${faults:+--faults "$faults"}
+fi
 exec java "${java_opts[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.ChaosRun \
   --out "$out" --work-dir "$module/target/chaos" --command "$command" "${args[@]}"

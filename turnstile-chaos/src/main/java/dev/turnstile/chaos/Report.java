@@ -31,7 +31,8 @@ public final class Report {
             if (out.toAbsolutePath().getParent() != null) {
                 Files.createDirectories(out.toAbsolutePath().getParent());
             }
-            Files.writeString(out, markdown(results, command, mode, config));
+            String cliSection = CliSection.in(out); // CliChaos's part of the document stays
+            Files.writeString(out, markdown(results, command, mode, config) + (cliSection.isEmpty() ? "" : "\n" + cliSection));
             Files.writeString(json, Json.pretty(json(results, command, mode, config)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
