@@ -19,8 +19,8 @@ import java.util.stream.Collectors;
  * Fault runs where the holders are {@code turnstile run} processes, as cron starts them: a few
  * "hosts" each start {@code turnstile run --lock L --ttl 3s --grace 1s --wait 20s -- CMD} again as
  * soon as the last one exits, and CMD (which ignores SIGTERM, the hardest case) appends a line to
- * one log every 25 ms for longer than the TTL (160 lines, about 5 s), so that a fault at any point
- * of its run outlasts the lease. The harness hits the run whose command wrote last with a
+ * one log every 25 ms for much longer than the TTL (400 lines, about 12 s); each fault hits a
+ * command that has just begun, so that it has the whole of its run to show what the fault does. The harness hits the run whose command wrote last with a
  * fault, and {@link CommandLogChecker} counts the runs whose commands were alive at once.
  *
  * <pre>
@@ -110,10 +110,10 @@ public final class CliChaos {
         return "## `turnstile run` under faults\n\n"
                 + "Generated " + java.time.OffsetDateTime.now(java.time.ZoneOffset.UTC).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
                 + ": the holders are `turnstile run` processes started again by 3 \"hosts\" as soon as they exit, as cron "
-                + "would; each command ignores SIGTERM and appends a line (run, fence, time) to one log every 25 ms, 160 "
-                + "times (about 5 s, longer than the TTL). Two commands *overlap* when their lines interleave in that log (appends are ordered by the "
+                + "would; each command ignores SIGTERM and appends a line (run, fence, time) to one log every 25 ms, 400 "
+                + "times (about 12 s, much longer than the TTL). Two commands *overlap* when their lines interleave in that log (appends are ordered by the "
                 + "kernel, so no clock is involved). **" + passed + " of " + results.size() + " scenarios meet their "
-                + "expectation.** Faults hit the run whose command wrote last: `kill-cli` SIGKILLs its JVM, `stop-cli` "
+                + "expectation.** Faults hit a run whose command has just begun: `kill-cli` SIGKILLs its JVM, `stop-cli` "
                 + "SIGSTOPs it for the TTL + 2 s, `kill-command` SIGKILLs the command, `partition-cli` cuts the JVM off "
                 + "from PostgreSQL (proxy blackhole) for the TTL + 2 s, `freeze-both` SIGSTOPs the JVM and its guard "
                 + "together. The others run on the embedded SQLite store.\n\n"
@@ -174,8 +174,8 @@ public final class CliChaos {
             for (int round = 0; round < rounds; round++) {
                 Harness.sleep(1500);
                 Optional<Host.Running> holder = holder(hosts, log);
-                for (int tries = 0; holder.isEmpty() && tries < 40; tries++) {
-                    Harness.sleep(100);
+                for (int tries = 0; holder.isEmpty() && tries < 400; tries++) {
+                    Harness.sleep(50);
                     holder = holder(hosts, log);
                 }
                 if (holder.isEmpty()) {
@@ -188,6 +188,7 @@ public final class CliChaos {
                 lastLineOf(log, holder.get().run()).ifPresent(last -> stopMillis.add(last - faultAt));
             }
         } finally {
+            Files.writeString(dir.resolve("STOP"), "");
             hosts.forEach(Host::stop);
         }
         Map<Integer, Integer> exits = new TreeMap<>();
@@ -225,13 +226,20 @@ public final class CliChaos {
         }
     }
 
-    /** The run whose command wrote the log's last line, if that command is still running. */
+    /**
+     * The run whose command wrote the log's last line, if that command has only just begun: a
+     * fault then has the whole of its run, longer than the TTL, to show what it does.
+     */
     private static Optional<Host.Running> holder(List<Host> hosts, Path log) throws IOException {
         List<String> lines = Files.readAllLines(log);
-        if (lines.isEmpty() || lines.get(lines.size() - 1).endsWith(" end")) {
+        if (lines.isEmpty()) {
             return Optional.empty();
         }
-        String run = lines.get(lines.size() - 1).split(" ")[0];
+        String[] last = lines.get(lines.size() - 1).split(" ");
+        if (last.length != 4 || last[3].equals("end") || Integer.parseInt(last[3]) > 10) {
+            return Optional.empty();
+        }
+        String run = last[0];
         return hosts.stream().map(h -> h.current).filter(r -> r != null && r.run().equals(run) && r.process().isAlive())
                 .findFirst();
     }
@@ -311,7 +319,7 @@ public final class CliChaos {
         private Process spawn(String run, TcpProxy proxy) throws IOException {
             String store = proxy == null ? "jdbc:sqlite:" + dir.resolve("locks.db")
                     : "jdbc:postgresql://" + proxy.hostPort() + "/test?user=postgres&turnstile.createTable=true";
-            String command = "trap '' TERM; i=0; while [ $i -lt 160 ]; do echo \"$RUN $TURNSTILE_FENCE $(date +%s%N) $i\" >> '"
+            String command = "trap '' TERM; i=0; while [ $i -lt 400 ] && [ ! -e '" + dir.resolve("STOP") + "' ]; do echo \"$RUN $TURNSTILE_FENCE $(date +%s%N) $i\" >> '"
                     + log + "'; i=$((i+1)); sleep 0.025; done; echo \"$RUN $TURNSTILE_FENCE $(date +%s%N) end\" >> '" + log + "'";
             List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",

@@ -6,6 +6,9 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import sun.misc.Signal;
 
@@ -52,9 +55,11 @@ final class ChildSupervisor {
     /** Called on a Turnstile thread when the lease can no longer be proven held: kills the command now. */
     void leaseLost(LeaseLoss loss) {
         if (lost.compareAndSet(null, loss)) {
-            say("the lease on '" + loss.name() + "' is lost (" + loss.reason() + "): killing the command");
             Guard g = guard;
-            if (g != null) {
+            boolean running = g != null && g.isRunning();
+            say("the lease on '" + loss.name() + "' is lost (" + loss.reason() + "): "
+                    + (running ? "killing the command" : "its guard has stopped the command"));
+            if (running) {
                 g.kill();
             }
         }
@@ -94,6 +99,16 @@ final class ChildSupervisor {
         }
         if (lost.get() != null) {
             return ExitCodes.LEASE_LOST; // said when it happened
+        }
+        if (!lease.isHeld()) {
+            // Frozen past the deadline: the guard has stopped the command, and this JVM, running
+            // again, sees it before its own deadline check has told it.
+            try {
+                leaseLost(lease.lost().toCompletableFuture().get(2, TimeUnit.SECONDS));
+            } catch (ExecutionException | TimeoutException e) {
+                say("the lease on '" + lease.name() + "' could not be renewed in time; the command was stopped");
+            }
+            return ExitCodes.LEASE_LOST;
         }
         if (code < 0) {
             say("the guard process died; the command was killed");

@@ -142,6 +142,11 @@ final class Guard {
         }
     }
 
+    /** Whether the guard still runs (and so the command may). */
+    boolean isRunning() {
+        return process.isAlive();
+    }
+
     /** Tells the guard the lease is known held for {@code left} from now. */
     void deadline(Duration left) {
         send("deadline " + Math.max(0, left.toMillis()));
