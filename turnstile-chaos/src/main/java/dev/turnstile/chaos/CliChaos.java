@@ -116,7 +116,9 @@ public final class CliChaos {
                 + "expectation.** Faults hit a run whose command has just begun: `kill-cli` SIGKILLs its JVM, `stop-cli` "
                 + "SIGSTOPs it for the TTL + 2 s, `kill-command` SIGKILLs the command, `partition-cli` cuts the JVM off "
                 + "from PostgreSQL (proxy blackhole) for the TTL + 2 s, `freeze-both` SIGSTOPs the JVM and its guard "
-                + "together. The others run on the embedded SQLite store.\n\n"
+                + "together. The others run on the embedded SQLite store. Exit codes: 70 lease lost (the command was "
+                + "stopped), 137 SIGKILLed turnstile or command, 75 and 143 runners whose `--wait` ran out or that were "
+                + "still waiting when the scenario ended.\n\n"
                 + table(results, command)
                 + "\nWith the JVM and its guard frozen together nothing on the host can stop the command: the next "
                 + "runner starts after the TTL and the two overlap until the guard runs again and kills the old one at "

@@ -37,6 +37,7 @@ final class ChildSupervisor {
     private final AtomicReference<LeaseLoss> lost = new AtomicReference<>();
     private final AtomicReference<String> stopSignal = new AtomicReference<>();
     private volatile Guard guard;
+    private volatile Thread waitingForLock;
 
     /**
      * @param grace time between SIGTERM and SIGKILL; must fit in the lease (the caller checks)
@@ -65,9 +66,25 @@ final class ChildSupervisor {
         }
     }
 
-    /** The signal that asked turnstile to stop before the command started, if any. */
-    String stopRequested() {
-        return stopSignal.get();
+    /**
+     * Whether a signal asked turnstile to stop before the command started.
+     *
+     * @return the exit code for it (128 + the signal's number), or -1 if none came
+     */
+    int stopRequested() {
+        String name = stopSignal.get();
+        return name == null ? -1 : 128 + new Signal(name).getNumber();
+    }
+
+    /**
+     * Marks the thread that waits for the lock (null when done), so that a stopping signal
+     * interrupts the wait instead of letting it run to its end.
+     */
+    void waitingForLock(Thread thread) {
+        waitingForLock = thread;
+        if (thread != null && stopSignal.get() != null) {
+            thread.interrupt();
+        }
     }
 
     /**
@@ -146,6 +163,10 @@ final class ChildSupervisor {
         for (String name : STOPPING) {
             install(name, () -> {
                 stopSignal.compareAndSet(null, name);
+                Thread waiting = waitingForLock;
+                if (waiting != null) {
+                    waiting.interrupt();
+                }
                 Guard g = guard;
                 if (g != null) {
                     say("SIG" + name + ": stopping the command and what it started (SIGKILL after " + grace.toMillis() + " ms)");

@@ -92,17 +92,27 @@ final class RunCommand implements Callable<Integer> {
                 .onLost(supervisor::leaseLost).build();
 
         try (LockStore s = store.open(top); Turnstile turnstile = Turnstile.builder(s).build()) {
-            Optional<Lease> acquired = wait.isZero() ? turnstile.tryAcquire(lock, options)
-                    : turnstile.acquire(lock, options, wait);
+            Optional<Lease> acquired;
+            supervisor.waitingForLock(Thread.currentThread());
+            try {
+                acquired = wait.isZero() ? turnstile.tryAcquire(lock, options) : turnstile.acquire(lock, options, wait);
+            } catch (InterruptedException e) {
+                if (supervisor.stopRequested() < 0) {
+                    throw e;
+                }
+                return supervisor.stopRequested(); // nothing is held
+            } finally {
+                supervisor.waitingForLock(null);
+                Thread.interrupted();
+            }
             if (acquired.isEmpty()) {
                 reportBusy(s);
                 return busyExit;
             }
             Lease lease = acquired.get();
-            String signal = supervisor.stopRequested();
-            if (signal != null) {
+            if (supervisor.stopRequested() >= 0) {
                 release(lease);
-                return 128 + new sun.misc.Signal(signal).getNumber();
+                return supervisor.stopRequested();
             }
             Map<String, String> environment = new HashMap<>();
             environment.put("TURNSTILE_LOCK", lock);

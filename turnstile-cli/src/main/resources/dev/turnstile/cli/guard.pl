@@ -41,7 +41,11 @@ sub now { $hires ? Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) : 
 my @ignored = qw(INT TERM HUP QUIT PIPE USR1 USR2 ALRM TSTP TTIN TTOU);
 my %inherited = map { $_ => ($SIG{$_} // 'DEFAULT') } @ignored;
 $SIG{$_} = 'IGNORE' for @ignored;
-$SIG{CHLD} = sub { };    # wakes select() when the command ends
+# The command's end wakes the main loop through a pipe (a signal that came just before select()
+# would not interrupt it).
+pipe(my $ended_in, my $ended_out) or die "turnstile-guard: pipe: $!\n";
+$ended_out->blocking(0);
+$SIG{CHLD} = sub { syswrite($ended_out, 'x') };
 POSIX::setsid();
 
 my $connected = 0;
@@ -68,20 +72,25 @@ sub read_jvm {
     return @lines;
 }
 
+# Waits up to $timeout s for the JVM to say something or the command to end; true if the JVM has.
 sub wait_readable {
     my $timeout = shift;
-    return 0 unless $connected;
     my $rin = '';
-    vec($rin, fileno($jvm), 1) = 1;
+    vec($rin, fileno($jvm), 1) = 1 if $connected;
+    vec($rin, fileno($ended_in), 1) = 1;
     my $ready = select(my $rout = $rin, undef, undef, $timeout);
-    return $ready && $ready > 0;
+    return 0 unless $ready && $ready > 0;
+    sysread($ended_in, my $drain, 64) if vec($rout, fileno($ended_in), 1);
+    return $connected && vec($rout, fileno($jvm), 1);
 }
 
 # The command must not start unguarded: wait for the lease's deadline first. Anything else the
 # JVM sends meanwhile is handled once the command runs.
 my @pending;
+my $waited = 0;
 while (!defined $deadline) {
-    exit 70 unless wait_readable(30);
+    exit 70 if $waited++ > 300;   # 30 s without word from the JVM
+    next unless wait_readable(0.1);
     for my $line (read_jvm()) {
         exit 70 if $line eq 'gone';
         if (!defined $deadline && $line =~ /^deadline (\d+)$/) {
@@ -212,13 +221,9 @@ while (1) {
         stop('TERM', 'the lease could not be renewed in time (turnstile frozen, or the store unreachable)');
     }
     my $timeout = (defined $stopping ? $kill_at : $deadline - $grace) - now();
-    $timeout = 0.2 if $timeout > 0.2;   # also polls the command and its group
+    $timeout = 0.2 if $timeout > 0.2;   # also polls what is left of the group
     $timeout = 0 if $timeout < 0;
-    if (wait_readable($timeout)) {
-        handle($_) for read_jvm();
-    } elsif (!$connected) {
-        select(undef, undef, undef, $timeout);
-    }
+    handle($_) for wait_readable($timeout) ? read_jvm() : ();
 }
 
 my $code = POSIX::WIFEXITED($status) ? POSIX::WEXITSTATUS($status)

@@ -129,6 +129,53 @@ class GuardProcessTest {
     }
 
     @Test
+    void aCommandThatIgnoresSigtermIsKilledAfterTheGrace() throws Exception {
+        Cli cli = new Cli(dir);
+        Path ready = dir.resolve("ready");
+        Process run = spawn(cli, "run", "--lock", "stubborn", "--grace", "1s", "--", "sh", "-c",
+                "trap '' TERM; touch '" + ready + "'; while true; do sleep 0.05; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        long sent = System.nanoTime();
+        run.destroy(); // SIGTERM to turnstile, passed on and ignored
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - sent)).isGreaterThan(Duration.ofMillis(900));
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(128 + 9);
+        assertThat(cli.run("run", "--lock", "stubborn", "--", "true").code()).as("released after the kill").isZero();
+    }
+
+    @Test
+    void sigtermEndsAWaitForABusyLockAtOnce() throws Exception {
+        Cli cli = new Cli(dir);
+        Path ready = dir.resolve("ready");
+        Process holder = spawn(cli, "run", "--lock", "queued", "--", "sh", "-c", "touch '" + ready + "'; sleep 60");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        Process waiter = spawn(cli, "run", "--lock", "queued", "--wait", "10m", "--", "true");
+        Thread.sleep(2500); // started and waiting
+        long sent = System.nanoTime();
+        waiter.destroy();
+        assertThat(waiter.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - sent)).isLessThan(Duration.ofSeconds(3));
+        assertThat(waiter.exitValue()).as(log(cli)).isEqualTo(128 + 15);
+        holder.destroy();
+    }
+
+    @Test
+    void aGuardThatDiesHasTheJvmKillTheCommand() throws Exception {
+        Cli cli = new Cli(dir);
+        Path shell = dir.resolve("shell.pid");
+        Process run = spawn(cli, "run", "--lock", "orphaned", "--", "sh", "-c",
+                "echo $$ > '" + shell + "'; while true; do sleep 0.05; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(shell) && Files.size(shell) > 0);
+        long shellPid = pidIn(shell);
+        ProcessHandle guard = run.toHandle().children().findFirst().orElseThrow();
+        guard.destroyForcibly();
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(70);
+        await().atMost(Duration.ofSeconds(5)).until(() -> !alive(shellPid));
+        assertThat(log(cli)).contains("the guard process died");
+    }
+
+    @Test
     void otherSignalsReachTheCommandAndNeverKillTurnstile() throws Exception {
         Cli cli = new Cli(dir);
         Path got = dir.resolve("got");
