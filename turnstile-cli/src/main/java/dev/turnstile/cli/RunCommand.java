@@ -10,6 +10,8 @@ import dev.turnstile.spi.LockStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,6 +58,11 @@ final class RunCommand implements Callable<Integer> {
             description = "Exit code when the lock stays busy, 0-255. Default: ${DEFAULT-VALUE} (EX_TEMPFAIL).")
     int busyExit;
 
+    @Option(names = {"-q", "--quiet-busy"},
+            description = "Print nothing when the lock is busy (for cron, with --busy-exit 0: no mail for a skipped run). "
+                    + "Errors are still printed.")
+    boolean quietBusy;
+
     @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
             description = "After a lost lease, time between SIGTERM and SIGKILL. Default: ${DEFAULT-VALUE}.")
     Duration grace;
@@ -75,28 +82,83 @@ final class RunCommand implements Callable<Integer> {
         if (busyExit < 0 || busyExit > 255) {
             throw new CommandLine.ParameterException(cl, "--busy-exit " + busyExit + " is not an exit code: give 0 to 255");
         }
-        if (wait.isNegative() || grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0
-                || wait.compareTo(LockOptions.MAX_DURATION) > 0) {
-            throw new CommandLine.ParameterException(cl, "--wait and --grace must not be negative (and --grace at most 1h)");
+        checkDuration("--ttl", ttl, LockOptions.MIN_TTL, LockOptions.MAX_DURATION);
+        checkDuration("--at-least", atLeast, Duration.ZERO, LockOptions.MAX_DURATION);
+        checkDuration("--wait", wait, Duration.ZERO, LockOptions.MAX_DURATION);
+        if (grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0) {
+            throw new CommandLine.ParameterException(cl, "--grace must not be negative (and --grace at most 1h)");
         }
-        Turnstile.checkLockName(lock);
+        TurnstileCommand.checkLockName(lock);
+        checkCommandArguments(cl);
         ChildSupervisor supervisor = new ChildSupervisor(grace, spec.commandLine().getErr(), top.forwardSignals());
         LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
                 .onLost(supervisor::leaseLost).build();
 
-        try (LockStore s = store.open(top); Turnstile turnstile = Turnstile.builder(s).build()) {
+        try (LockStore s = store.open(top, StoreOption.Use.RUN, wait); Turnstile turnstile = Turnstile.builder(s).build()) {
             Optional<Lease> acquired = wait.isZero() ? turnstile.tryAcquire(lock, options)
                     : turnstile.acquire(lock, options, wait);
             if (acquired.isEmpty()) {
-                reportBusy(s);
+                if (!quietBusy) {
+                    reportBusy(s);
+                }
                 return busyExit;
             }
             Lease lease = acquired.get();
-            int code = supervisor.run(command, Map.of("TURNSTILE_LOCK", lock,
-                    "TURNSTILE_FENCE", Long.toString(lease.fence()), "TURNSTILE_TOKEN", lease.token()),
-                    List.of("TURNSTILE_STORE"));
+            Map<String, String> extraEnv = new HashMap<>(Map.of("TURNSTILE_LOCK", lock,
+                    "TURNSTILE_FENCE", Long.toString(lease.fence()), "TURNSTILE_TOKEN", lease.token()));
+            List<String> removedEnv = new ArrayList<>(List.of("TURNSTILE_STORE"));
+            restoreLocale(top.env(), extraEnv, removedEnv);
+            int code = supervisor.run(command, extraEnv, removedEnv);
             release(lease);
             return code;
+        }
+    }
+
+    /**
+     * bin/turnstile runs the JVM under {@code LC_ALL=C.UTF-8}, so that names and arguments are
+     * decoded as UTF-8 whatever the caller's locale, and passes the caller's own {@code LC_ALL} in
+     * {@code TURNSTILE_ORIG_LC_ALL} ({@code set:<value>} or {@code unset}). The command gets it back.
+     */
+    static void restoreLocale(Map<String, String> env, Map<String, String> extraEnv, List<String> removedEnv) {
+        String orig = env.get(ORIG_LC_ALL);
+        if (orig == null) {
+            return; // started without bin/turnstile: the environment is the caller's own already
+        }
+        removedEnv.add(ORIG_LC_ALL);
+        if (orig.startsWith("set:")) {
+            extraEnv.put("LC_ALL", orig.substring(4));
+        } else {
+            removedEnv.add("LC_ALL");
+        }
+    }
+
+    static final String ORIG_LC_ALL = "TURNSTILE_ORIG_LC_ALL";
+
+    private void checkDuration(String option, Duration d, Duration min, Duration max) {
+        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + show(d) + " is out of range: give "
+                    + (min.isZero() ? "0s" : show(min)) + " to " + max.toDays() + "d");
+        }
+    }
+
+    private static String show(Duration d) {
+        if (d.isNegative()) {
+            return "-" + show(d.negated());
+        }
+        return d.toMillis() < 1000 ? d.toMillis() + "ms" : d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * An argument the JVM could not decode reached it as U+FFFD, and would reach the command as the
+     * bytes of U+FFFD, not the caller's: refuse rather than run a different command.
+     */
+    private void checkCommandArguments(CommandLine cl) {
+        for (int i = 0; i < command.size(); i++) {
+            if (command.get(i).indexOf('\uFFFD') >= 0) {
+                throw new CommandLine.ParameterException(cl, "argument " + i + " of the command ('" + command.get(i)
+                        + "') is not valid UTF-8 (or holds U+FFFD): turnstile passes arguments on as UTF-8 and "
+                        + "cannot pass these bytes unchanged");
+            }
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
 /**
@@ -41,6 +42,7 @@ public final class JdbcLockStore implements LockStore {
     private final boolean createTable;
     private final String description;
     private final AutoCloseable owned;
+    private final UnaryOperator<String> scrub;
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
 
@@ -49,6 +51,7 @@ public final class JdbcLockStore implements LockStore {
         this.table = b.table;
         this.createTable = b.createTable;
         this.owned = b.owned;
+        this.scrub = b.scrub;
         this.description = (b.description != null ? b.description : "JDBC store") + " (table " + table + ")";
         this.dialect = (Dialect) b.dialect;
     }
@@ -216,6 +219,12 @@ public final class JdbcLockStore implements LockStore {
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
                     + "--apply to run it), or build the store with createTableIfMissing(true)", e);
         }
+        if (scrub != null) {
+            // drivers echo the URL, or pieces of it, in their messages; the URL may carry a password
+            return new StoreUnavailableException("cannot " + what + " on " + description + ": " + scrub.apply(e.getMessage())
+                    + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""),
+                    new JdbcLockStoreFactory.ScrubbedException(e, scrub));
+        }
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
                 + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
     }
@@ -228,6 +237,7 @@ public final class JdbcLockStore implements LockStore {
         private boolean createTable;
         private String description;
         private AutoCloseable owned;
+        private UnaryOperator<String> scrub;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -276,6 +286,12 @@ public final class JdbcLockStore implements LockStore {
          */
         public Builder description(String description) {
             this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /** Removes the URL's secrets from driver messages (the store was opened from a URL). */
+        Builder scrubbing(UnaryOperator<String> scrub) {
+            this.scrub = scrub;
             return this;
         }
 
