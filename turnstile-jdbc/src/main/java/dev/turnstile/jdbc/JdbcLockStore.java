@@ -43,6 +43,7 @@ public final class JdbcLockStore implements LockStore {
     private final String description;
     private final AutoCloseable owned;
     private final UnaryOperator<String> scrub;
+    private final java.util.Set<String> notApplied = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
 
@@ -78,6 +79,11 @@ public final class JdbcLockStore implements LockStore {
                     rollbackQuietly(c);
                     return Optional.empty();
                 }
+                if (isSqliteBusy(e)) {
+                    // SQLite refused the write lock: the upsert never ran, so the caller's undo of
+                    // this "ambiguous" acquire need not wait for the lock a second time.
+                    notApplied.add(request.token());
+                }
                 throw e;
             }
             commitIfNeeded(c);
@@ -94,6 +100,9 @@ public final class JdbcLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
+        if (notApplied.remove(token)) {
+            return false;
+        }
         return update("release lock '" + name + "'", Dialect.Statements::release, lockAtLeastFor.toMillis(), name, token) == 1;
     }
 
@@ -187,7 +196,7 @@ public final class JdbcLockStore implements LockStore {
             return;
         }
         Dialect d = dialect != null ? dialect : (Dialect) SqlDialect.detect(c.getMetaData());
-        if (createTable) {
+        if (createTable && !(d instanceof SqliteDialect && sqliteTableExists(c))) {
             try (Statement st = c.createStatement()) {
                 st.execute(d.createTable(table));
             }
@@ -195,6 +204,25 @@ public final class JdbcLockStore implements LockStore {
         }
         dialect = d;
         sql = Dialect.Statements.of(d, table);
+    }
+
+    /**
+     * SQLite's CREATE TABLE IF NOT EXISTS takes the write lock even when the table exists, so a
+     * run would wait once more for another process's write transaction; a read does not wait.
+     */
+    private boolean sqliteTableExists(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                boolean exists = rs.next();
+                commitIfNeeded(c);
+                return exists;
+            }
+        }
+    }
+
+    private boolean isSqliteBusy(SQLException e) {
+        return dialect instanceof SqliteDialect && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
     }
 
     private static void commitIfNeeded(Connection c) throws SQLException {
@@ -218,6 +246,11 @@ public final class JdbcLockStore implements LockStore {
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
                     + "--apply to run it), or build the store with createTableIfMissing(true)", e);
+        }
+        if (isSqliteBusy(e)) {
+            return new StoreUnavailableException("cannot " + what + " on " + description + ": the database file is locked by "
+                    + "another process's transaction for longer than the busy timeout (turnstile run: --wait, at least 1s)"
+                    + " (SQLITE_BUSY)", e);
         }
         if (scrub != null) {
             // drivers echo the URL, or pieces of it, in their messages; the URL may carry a password
