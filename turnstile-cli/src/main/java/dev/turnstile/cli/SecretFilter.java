@@ -31,7 +31,7 @@ final class SecretFilter {
         for (String url : urls) {
             t = StoreUrls.scrub(t, url);
         }
-        return StoreUrls.redact(t);
+        return StoreUrls.redactUrlsIn(t);
     }
 
     /** A writer that filters whole lines (a secret is never split across two writes of one line). */

@@ -21,10 +21,10 @@ import java.util.regex.Pattern;
 public final class StoreUrls {
     /** {@code //user:} (or {@code //} for Redis) up to the last {@code @} before a host-like text. */
     private static final Pattern USER_INFO = Pattern.compile(
-            "(//[^/?#@:,]*:)(.*)@(?=[\\w.\\-\\[\\]%]*(?::\\d*)?(?:[/?#,;]|$))");
+            "(//[^/?#@:,]*:)(.*)@(?=[\\w.\\-\\[\\]%]*(?::[^/?#,;@]*)?(?:[/?#,;]|$))");
     /** Redis accepts {@code redis://password@host}: a user info without a colon is the password. */
     private static final Pattern REDIS_USER_INFO = Pattern.compile(
-            "(//)([^:]*?)@(?=[\\w.\\-\\[\\]%]*(?::\\d*)?(?:[/?#,;]|$))");
+            "(//)([^:]*)@(?=[\\w.\\-\\[\\]%]*(?::[^/?#,;@]*)?(?:[/?#,;]|$))");
     private static final String KEYS = "(?:password|pass|passwd|pwd|secret|sslpassword|sslkeypassword|token|auth)";
     /** Query style {@code ?password=…&}, settings style {@code ;PASSWORD=…;}, MySQL's {@code (password=…,)}. */
     private static final List<Pattern> SECRET_PARAMS = List.of(
@@ -75,6 +75,13 @@ public final class StoreUrls {
         while (u.find()) {
             if (!isQuery(u)) {
                 add(out, u.group(2));
+                if (u.group(2).contains(",")) {
+                    // a node list (redlock://:a@h1,:b@h2): each node's own password too
+                    for (String node : u.group(2).split(",")) {
+                        String p = node.contains("@") ? node.substring(0, node.lastIndexOf('@')) : node;
+                        add(out, p.contains(":") ? p.substring(p.indexOf(':') + 1) : p);
+                    }
+                }
             }
         }
         for (Pattern param : SECRET_PARAMS) {
@@ -89,8 +96,9 @@ public final class StoreUrls {
     }
 
     /**
-     * Removes a URL's secrets from a text: the URL itself is shown redacted, and every occurrence of
-     * its password (as written or percent-decoded) becomes {@code ***}.
+     * Removes a URL's secrets from a text: the URL itself is shown redacted, every occurrence of its
+     * password (as written or percent-decoded) becomes {@code ***}, and any other URL in the text
+     * is redacted too.
      *
      * @param text a message, or {@code null}
      * @param url the store URL whose secrets to remove, or {@code null}
@@ -98,15 +106,35 @@ public final class StoreUrls {
      */
     public static String scrub(String text, String url) {
         String t = text == null ? "null" : text;
-        if (url == null) {
-            return redact(t);
+        if (url != null && !url.isEmpty()) {
+            t = t.replace(url, redact(url));
+            for (String secret : secrets(url)) {
+                t = t.replace(secret, MASK);
+            }
         }
-        t = t.replace(url, redact(url));
-        for (String secret : secrets(url)) {
-            t = t.replace(secret, MASK);
-        }
-        return redact(t);
+        return redactUrlsIn(t);
     }
+
+    /**
+     * Redacts every URL-shaped word of a free text (a word with {@code ://} or starting with
+     * {@code jdbc:}), leaving the prose around it alone.
+     *
+     * @param text a message, or {@code null}
+     * @return the text with its URLs redacted ({@code "null"} for {@code null})
+     */
+    public static String redactUrlsIn(String text) {
+        if (text == null) {
+            return "null";
+        }
+        Matcher m = URL_WORD.matcher(text);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(b, Matcher.quoteReplacement(redact(m.group())));
+        }
+        return m.appendTail(b).toString();
+    }
+
+    private static final Pattern URL_WORD = Pattern.compile("(?i)(?:jdbc:|[a-z][a-z0-9+.\\-]*://)[^\\s'\"<>]+");
 
     /**
      * Tells why the user info of a URL cannot be read the same way by every driver: an unencoded
@@ -123,7 +151,9 @@ public final class StoreUrls {
         Matcher u = userInfo(url);
         while (u.find()) {
             String info = u.group(1).substring(2) + u.group(2);
-            if (!isQuery(u) && info.matches(".*[@/?#].*")) {
+            // in a node list (redlock://:a@h1,:b@h2) each node's own '@' is no ambiguity
+            String rest = info.contains(",") ? info.replaceAll("(^|,)[^,@/?#]*@", "$1") : info;
+            if (!isQuery(u) && rest.matches(".*[@/?#].*")) {
                 return "the user:password part of the store URL contains an unencoded '@', '/', '?' or '#': "
                         + "percent-encode them (%40, %2F, %3F, %23)";
             }

@@ -107,7 +107,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
             jdbcUrl = withSqliteDefaults(jdbcUrl, busyTimeout, createFile);
         }
         checkDriverAccepts(jdbcUrl, url);
-        config.setJdbcUrl(jdbcUrl);
+        java.util.Properties driverProperties = new java.util.Properties();
         config.setPoolName("turnstile");
         config.setMaximumPoolSize(poolSize);
         config.setMinimumIdle(1);
@@ -117,18 +117,20 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         // not the driver's own defaults (PostgreSQL's 10 s login timeout, MariaDB's socket timeout).
         int connectSeconds = (int) Math.max(1, (connectTimeout + 999) / 1000);
         if (p.dialect == SqlDialect.POSTGRESQL) {
-            setUnlessInUrl(config, p.jdbcUrl, "connectTimeout", Integer.toString(connectSeconds));
-            setUnlessInUrl(config, p.jdbcUrl, "loginTimeout", Integer.toString(connectSeconds));
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "connectTimeout", Integer.toString(connectSeconds));
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "loginTimeout", Integer.toString(connectSeconds));
         } else if (p.dialect == SqlDialect.MARIADB) {
-            setUnlessInUrl(config, p.jdbcUrl, "connectTimeout", Integer.toString(connectTimeout));
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "connectTimeout", Integer.toString(connectTimeout));
         }
         // A database that stops answering (paused, partitioned) must not hang a lock call forever;
         // the driver's own socketTimeout in the URL, if given, wins.
         if (p.dialect == SqlDialect.POSTGRESQL) {
-            setUnlessInUrl(config, p.jdbcUrl, "socketTimeout", "30");
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30");
         } else if (p.dialect == SqlDialect.MARIADB) {
-            setUnlessInUrl(config, p.jdbcUrl, "socketTimeout", "30000");
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30000");
         }
+        config.setDataSource(new FailFastFirstConnection(
+                new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null)));
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
@@ -147,9 +149,9 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
                 .build();
     }
 
-    private static void setUnlessInUrl(HikariConfig config, String jdbcUrl, String property, String value) {
+    private static void setUnlessInUrl(java.util.Properties driverProperties, String jdbcUrl, String property, String value) {
         if (!jdbcUrl.toLowerCase(Locale.ROOT).contains(property.toLowerCase(Locale.ROOT) + "=")) {
-            config.addDataSourceProperty(property, value);
+            driverProperties.setProperty(property, value);
         }
     }
 
@@ -171,6 +173,87 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
             case "h2" -> "jdbc:h2:tcp://host/path or jdbc:h2:/path/locks";
             default -> "jdbc:sqlite:/path/locks.db";
         };
+    }
+
+    /**
+     * Hikari sleeps one second after a failed first connection before it gives up
+     * ({@code HikariPool.checkFailFast}), so an unreachable store would cost a connect timeout plus
+     * a second. A failure of the very first connection is handed to it as a connection whose
+     * set-up fails instead, which it reports at once, with the driver's exception as the cause.
+     */
+    static final class FailFastFirstConnection implements javax.sql.DataSource {
+        private final javax.sql.DataSource driver;
+        private final java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+        FailFastFirstConnection(javax.sql.DataSource driver) {
+            this.driver = driver;
+        }
+
+        @Override
+        public java.sql.Connection getConnection() throws SQLException {
+            try {
+                java.sql.Connection c = driver.getConnection();
+                first.set(false);
+                return c;
+            } catch (SQLException e) {
+                if (first.getAndSet(false)) {
+                    return failing(e);
+                }
+                throw e;
+            }
+        }
+
+        private static java.sql.Connection failing(SQLException e) {
+            return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(JdbcLockStoreFactory.class.getClassLoader(),
+                    new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> switch (method.getName()) {
+                        case "close", "abort" -> null;
+                        case "isClosed" -> true;
+                        case "hashCode" -> System.identityHashCode(proxy);
+                        case "equals" -> proxy == args[0];
+                        case "toString" -> "failed connection";
+                        default -> throw e;
+                    });
+        }
+
+        @Override
+        public java.sql.Connection getConnection(String user, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public java.io.PrintWriter getLogWriter() throws SQLException {
+            return driver.getLogWriter();
+        }
+
+        @Override
+        public void setLogWriter(java.io.PrintWriter out) throws SQLException {
+            driver.setLogWriter(out);
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) throws SQLException {
+            driver.setLoginTimeout(seconds);
+        }
+
+        @Override
+        public int getLoginTimeout() throws SQLException {
+            return driver.getLoginTimeout();
+        }
+
+        @Override
+        public java.util.logging.Logger getParentLogger() throws java.sql.SQLFeatureNotSupportedException {
+            return driver.getParentLogger();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            return driver.unwrap(iface);
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) throws SQLException {
+            return driver.isWrapperFor(iface);
+        }
     }
 
     /**
