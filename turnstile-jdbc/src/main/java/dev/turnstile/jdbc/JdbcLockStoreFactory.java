@@ -162,7 +162,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         } catch (SQLException e) {
             throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "' is not a URL the "
                     + SqlDialect.fromJdbcUrl(jdbcUrl) + " driver accepts (or the driver is not on the class path): "
-                    + "check its form, e.g. " + example(SqlDialect.fromJdbcUrl(jdbcUrl)));
+                    + "check its form and give one such as " + example(SqlDialect.fromJdbcUrl(jdbcUrl)));
         }
     }
 
@@ -275,7 +275,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         SqlDialect dialect = SqlDialect.fromJdbcUrl(url);
         StoreUrlOptions options = StoreUrlOptions.parse(url, KNOWN, dialect == SqlDialect.H2);
         Dialect.checkTable(options.get("table", Dialect.DEFAULT_TABLE));
-        checkServerUrl(dialect, options.url(), url);
+        checkServerUrl(dialect, options.url(), url, options.get("table", Dialect.DEFAULT_TABLE).contains("."));
         return new Parsed(options.url(), dialect, options);
     }
 
@@ -283,7 +283,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
      * {@code jdbc:postgresql://} with no host, or no database, is a typo or an unset variable: say
      * so, rather than connect to a default and report a missing table.
      */
-    private static void checkServerUrl(SqlDialect dialect, String jdbcUrl, String url) {
+    private static void checkServerUrl(SqlDialect dialect, String jdbcUrl, String url, boolean qualifiedTable) {
         if (dialect != SqlDialect.POSTGRESQL && dialect != SqlDialect.MARIADB) {
             return;
         }
@@ -301,7 +301,9 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         String authority = end < 0 ? rest : rest.substring(0, end);
         String host = authority.substring(authority.lastIndexOf('@') + 1);
         String database = end < 0 || rest.charAt(end) != '/' ? "" : rest.substring(end + 1).split("[?#]", 2)[0];
-        if (host.isEmpty() || host.startsWith(":") || database.isEmpty()) {
+        // MariaDB/MySQL need no database in the URL when the table names its own (db.table)
+        boolean noDatabase = database.isEmpty() && !(dialect == SqlDialect.MARIADB && qualifiedTable);
+        if (host.isEmpty() || host.startsWith(":") || noDatabase) {
             throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "' has no "
                     + (host.isEmpty() || host.startsWith(":") ? "host" : "database")
                     + " (an unset variable?): give one such as " + example(dialect));
