@@ -20,11 +20,19 @@ final class Validation {
                     + name.substring(0, 40) + "…'); the limit is " + MAX_NAME_LENGTH);
         }
         checkText("lock name", name);
-        if (Character.isWhitespace(name.charAt(0)) || Character.isWhitespace(name.charAt(name.length() - 1))) {
+        if (isSpace(name.codePointAt(0)) || isSpace(name.codePointBefore(name.length()))) {
             throw new IllegalArgumentException("lock name '" + name
                     + "' starts or ends with white space: trim it (names differing only in white space would look alike)");
         }
         return name;
+    }
+
+    /**
+     * White space in the widest sense: Java's white space and every Unicode space separator, so a
+     * no-break space (U+00A0, U+2007, U+202F) or an ideographic space counts too.
+     */
+    private static boolean isSpace(int cp) {
+        return Character.isWhitespace(cp) || Character.isSpaceChar(cp);
     }
 
     static String owner(String owner) {

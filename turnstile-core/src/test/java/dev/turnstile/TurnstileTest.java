@@ -671,6 +671,16 @@ class TurnstileTest {
     }
 
     @Test
+    void namesThatStartOrEndWithAnyKindOfSpaceAreRefused() {
+        for (String space : List.of(" ", "\u00a0", "\u2007", "\u202f", "\u3000", "\u2002")) {
+            assertThatThrownBy(() -> Turnstile.checkLockName("job" + space)).as("U+%04X", (int) space.charAt(0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("white space");
+            assertThatThrownBy(() -> Turnstile.checkLockName(space + "job")).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(Turnstile.checkLockName("a\u00a0b")).as("inside a name it is fine").isEqualTo("a\u00a0b");
+    }
+
+    @Test
     void urlsAreRedacted() {
         assertThat(StoreUrls.redact("jdbc:mysql://root:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://root:***@h:3306/db");
         assertThat(StoreUrls.redact("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true"))

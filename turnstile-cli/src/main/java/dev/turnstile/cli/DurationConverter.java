@@ -21,32 +21,36 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
             try {
                 return Duration.parse(v);
             } catch (DateTimeParseException e) {
-                throw invalid(value);
+                throw e.getCause() instanceof ArithmeticException ? tooLarge(value) : invalid(value);
             }
         }
         Matcher m = PART.matcher(v);
         Duration total = Duration.ZERO;
         int end = 0;
         while (m.find() && m.start() == end) {
-            long n;
             try {
-                n = Long.parseLong(m.group(1));
-            } catch (NumberFormatException e) {
-                throw invalid(value);
+                long n = Long.parseLong(m.group(1));
+                total = total.plus(switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    case "h" -> Duration.ofHours(n);
+                    default -> Duration.ofDays(n);
+                });
+            } catch (NumberFormatException | ArithmeticException e) {
+                throw tooLarge(value);
             }
-            total = total.plus(switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "h" -> Duration.ofHours(n);
-                default -> Duration.ofDays(n);
-            });
             end = m.end();
         }
         if (end == 0 || end != v.length()) {
             throw invalid(value);
         }
         return total;
+    }
+
+    private static CommandLine.TypeConversionException tooLarge(String value) {
+        return new CommandLine.TypeConversionException("'" + value
+                + "' is too large a duration: the limit is 366d (use keep-alive for long work)");
     }
 
     private static CommandLine.TypeConversionException invalid(String value) {

@@ -79,6 +79,12 @@ final class Guard {
                     Long.toString(grace.toMillis()), "--"));
             argv.addAll(command);
             ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
+            if (!pb.environment().containsKey("PERL_BADLANG") && !environment.containsKey("PERL_BADLANG")) {
+                // perl warns about a locale that is not installed; the guard uses none. The command
+                // does not get the variable (guard.pl removes it).
+                pb.environment().put("PERL_BADLANG", "0");
+                pb.environment().put("TURNSTILE_GUARD_UNSET", "PERL_BADLANG");
+            }
             environment.forEach((k, v) -> {
                 if (v == null) {
                     pb.environment().remove(k);

@@ -15,7 +15,9 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code turnstile locks}: who holds what, since when, until when, with which fence. */
 @Command(name = "locks", mixinStandardHelpOptions = true,
-        description = "List the locks currently held on the store: name, owner, fence, since, until (UTC).")
+        description = {"List the locks currently held on the store: name, owner, fence, since, until (UTC).",
+                "Never creates a store: a SQLite path that does not exist is an error (the embedded default "
+                        + "that does not exist yet holds no locks)."})
 final class LocksCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;
@@ -25,59 +27,64 @@ final class LocksCommand implements Callable<Integer> {
     boolean json;
 
     @Override
-    public Integer call() {
+    public Integer call() throws java.io.IOException {
         List<LockInfo> locks;
-        try (LockStore s = store.open(top)) {
-            locks = s.heldLocks();
+        try (LockStore s = store.open(top, StoreOption.Use.READ, java.time.Duration.ZERO)) {
+            locks = s == null ? List.of() : s.heldLocks();
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            StringBuilder b = new StringBuilder("[");
-            for (LockInfo l : locks) {
-                b.append(b.length() > 1 ? ",\n " : "\n ")
-                        .append("{\"name\":").append(Json.quote(l.name()))
-                        .append(",\"owner\":").append(Json.quote(l.owner()))
-                        .append(",\"fence\":").append(l.fence())
-                        .append(",\"acquiredAt\":").append(Json.quote(l.acquiredAt().toString()))
-                        .append(",\"expiresAt\":").append(Json.quote(l.expiresAt().toString())).append('}');
-            }
-            out.println(b.append(locks.isEmpty() ? "]" : "\n]"));
+            // Jackson is loaded here only, so that 'run' does not pay for it at start-up.
+            JsonLocks.write(out, locks);
         } else if (locks.isEmpty()) {
             out.println("no locks held");
         } else {
-            int nameWidth = Math.max(4, locks.stream().mapToInt(l -> l.name().length()).max().orElse(4));
-            int ownerWidth = Math.max(5, locks.stream().mapToInt(l -> l.owner().length()).max().orElse(5));
+            List<String[]> rows = locks.stream().map(l -> new String[] {printable(l.name()), printable(l.owner()),
+                    Long.toString(l.fence()), l.acquiredAt().truncatedTo(ChronoUnit.MILLIS).toString(),
+                    l.expiresAt().truncatedTo(ChronoUnit.MILLIS).toString()}).toList();
+            int nameWidth = Math.max(4, rows.stream().mapToInt(r -> r[0].length()).max().orElse(4));
+            int ownerWidth = Math.max(5, rows.stream().mapToInt(r -> r[1].length()).max().orElse(5));
             String format = "%-" + nameWidth + "s  %-" + ownerWidth + "s  %8s  %-24s  %-24s%n";
             out.printf(format, "NAME", "OWNER", "FENCE", "SINCE", "UNTIL");
-            for (LockInfo l : locks) {
-                out.printf(format, l.name(), l.owner(), l.fence(), l.acquiredAt().truncatedTo(ChronoUnit.MILLIS),
-                        l.expiresAt().truncatedTo(ChronoUnit.MILLIS));
+            for (String[] r : rows) {
+                out.printf(format, (Object[]) r);
             }
         }
         out.flush();
         return ExitCodes.OK;
     }
 
-    /** Just enough JSON string quoting for names and owners. */
-    static final class Json {
-        private Json() {}
-
-        static String quote(String s) {
-            StringBuilder b = new StringBuilder("\"");
-            for (char c : s.toCharArray()) {
-                switch (c) {
-                    case '"' -> b.append("\\\"");
-                    case '\\' -> b.append("\\\\");
-                    default -> {
-                        if (c < 0x20) {
-                            b.append(String.format("\\u%04x", (int) c));
-                        } else {
-                            b.append(c);
-                        }
+    /**
+     * A name as the table shows it: control characters, line and paragraph separators, and
+     * backslashes escaped as JSON escapes them ({@code \n}, {@code \u001b}, {@code \\}), so a name
+     * can neither break the table's lines nor send escape sequences to the terminal.
+     */
+    static String printable(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
+                            || Character.getType(c) == Character.FORMAT
+                            || Character.isSurrogate(c) && !validPair(s, i)) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
                     }
                 }
             }
-            return b.append('"').toString();
         }
+        return b.toString();
+    }
+
+    private static boolean validPair(String s, int i) {
+        char c = s.charAt(i);
+        return Character.isHighSurrogate(c) ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
+                : i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
     }
 }

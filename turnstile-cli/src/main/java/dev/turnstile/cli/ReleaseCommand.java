@@ -2,6 +2,10 @@ package dev.turnstile.cli;
 
 import dev.turnstile.Turnstile;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.StoreUrls;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -16,6 +20,10 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "release", mixinStandardHelpOptions = true,
         description = {"Free a lock whoever holds it (administrative). Its holder learns at its next renewal, and a "
                 + "'turnstile run' holder stops its command. The fence keeps growing.",
+                "Every forced release is reported on stderr as one line: 'turnstile: release --force: lock 'NAME' "
+                        + "... by user U on host H (pid P, parent pid Q) at TIME on STORE', and sent to syslog "
+                        + "(tag turnstile, facility user, priority notice) where the logger command exists.",
+                "Never creates a store: a SQLite path that does not exist is an error.",
                 "Exit 0 if a held lock was freed, 1 if it was not held."})
 final class ReleaseCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
@@ -30,16 +38,57 @@ final class ReleaseCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Turnstile.checkLockName(name);
+        TurnstileCommand.checkLockName(name);
         if (!force) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "release frees a lock that this command does not hold: add --force to confirm");
         }
-        try (LockStore s = store.open(top)) {
-            boolean freed = Turnstile.builder(s).build().forceRelease(name);
-            spec.commandLine().getOut().println(freed ? "released lock '" + name + "'" : "lock '" + name + "' was not held");
-            spec.commandLine().getOut().flush();
-            return freed ? ExitCodes.OK : ExitCodes.NOT_HELD;
+        boolean freed;
+        try (LockStore s = store.open(top, StoreOption.Use.READ, java.time.Duration.ZERO)) {
+            freed = s != null && Turnstile.builder(s).build().forceRelease(name);
+        }
+        String audit = "release --force: lock '" + LocksCommand.printable(name) + "' " + (freed ? "freed" : "was not held")
+                + " by " + whoAsked() + " at " + Instant.now().truncatedTo(ChronoUnit.MILLIS)
+                + " on " + StoreUrls.redact(store.resolve(top));
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("turnstile: " + audit);
+        err.flush();
+        if (freed && top.forwardSignals()) {
+            syslog(top.secrets().apply(audit));
+        }
+        spec.commandLine().getOut().println(freed ? "released lock '" + name + "'" : "lock '" + name + "' was not held");
+        spec.commandLine().getOut().flush();
+        return freed ? ExitCodes.OK : ExitCodes.NOT_HELD;
+    }
+
+    /** Who asked: the user (login name where sudo or su recorded it), host, pid and parent pid. */
+    private String whoAsked() {
+        String user = System.getProperty("user.name");
+        String sudo = top.env().get("SUDO_USER");
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            host = top.env().getOrDefault("HOSTNAME", "unknown");
+        }
+        ProcessHandle self = ProcessHandle.current();
+        return "user " + user + (sudo != null && !sudo.equals(user) ? " (sudo from " + sudo + ")" : "") + " on host " + host
+                + " (pid " + self.pid() + ", parent pid " + self.parent().map(p -> Long.toString(p.pid())).orElse("?") + ")";
+    }
+
+    /**
+     * A forced release breaks someone's exclusion, so it is also left where administrators look
+     * later: syslog through logger(1), best effort (no logger, no syslog: stderr still has it).
+     */
+    private static void syslog(String line) {
+        try {
+            Process p = new ProcessBuilder("logger", "-t", "turnstile", "-p", "user.notice", "--", line)
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            p.waitFor(2, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.io.IOException e) {
+            // no logger on this machine
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -60,6 +60,11 @@ final class RunCommand implements Callable<Integer> {
             description = "Exit code when the lock stays busy, 0-255. Default: ${DEFAULT-VALUE} (EX_TEMPFAIL).")
     int busyExit;
 
+    @Option(names = {"-q", "--quiet-busy"},
+            description = "Print nothing when the lock is busy (for cron, with --busy-exit 0: no mail for a skipped run). "
+                    + "Errors are still printed.")
+    boolean quietBusy;
+
     @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
             description = "Time between SIGTERM and SIGKILL when the command is stopped. The grace period ends by "
                     + "the lease's deadline, so it must fit in half the TTL. Default: ${DEFAULT-VALUE}, "
@@ -81,17 +86,20 @@ final class RunCommand implements Callable<Integer> {
         if (busyExit < 0 || busyExit > 255) {
             throw new CommandLine.ParameterException(cl, "--busy-exit " + busyExit + " is not an exit code: give 0 to 255");
         }
-        if (wait.isNegative() || grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0
-                || wait.compareTo(LockOptions.MAX_DURATION) > 0) {
-            throw new CommandLine.ParameterException(cl, "--wait and --grace must not be negative (and --grace at most 1h)");
+        checkDuration("--ttl", ttl, LockOptions.MIN_TTL, LockOptions.MAX_DURATION);
+        checkDuration("--at-least", atLeast, Duration.ZERO, LockOptions.MAX_DURATION);
+        checkDuration("--wait", wait, Duration.ZERO, LockOptions.MAX_DURATION);
+        if (grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0) {
+            throw new CommandLine.ParameterException(cl, "--grace must not be negative (and --grace at most 1h)");
         }
+        TurnstileCommand.checkLockName(lock);
+        checkCommandArguments(cl);
         Duration stopGrace = graceWithinLease(cl);
-        Turnstile.checkLockName(lock);
         ChildSupervisor supervisor = new ChildSupervisor(stopGrace, spec.commandLine().getErr(), top.forwardSignals());
         LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
                 .onLost(supervisor::leaseLost).build();
 
-        try (LockStore s = store.open(top); Turnstile turnstile = Turnstile.builder(s).build()) {
+        try (LockStore s = store.open(top, StoreOption.Use.RUN, wait); Turnstile turnstile = Turnstile.builder(s).build()) {
             Optional<Lease> acquired;
             supervisor.waitingForLock(Thread.currentThread());
             try {
@@ -106,7 +114,9 @@ final class RunCommand implements Callable<Integer> {
                 Thread.interrupted();
             }
             if (acquired.isEmpty()) {
-                reportBusy(s);
+                if (!quietBusy) {
+                    reportBusy(s);
+                }
                 return busyExit;
             }
             Lease lease = acquired.get();
@@ -114,11 +124,12 @@ final class RunCommand implements Callable<Integer> {
                 release(lease);
                 return supervisor.stopRequested();
             }
-            Map<String, String> environment = new HashMap<>();
+            Map<String, String> environment = new HashMap<>(); // a null value removes the variable
             environment.put("TURNSTILE_LOCK", lock);
             environment.put("TURNSTILE_FENCE", Long.toString(lease.fence()));
             environment.put("TURNSTILE_TOKEN", lease.token());
             environment.put("TURNSTILE_STORE", null);
+            restoreLocale(top.env(), environment);
             int code;
             try {
                 code = supervisor.run(command, environment, lease);
@@ -154,9 +165,48 @@ final class RunCommand implements Callable<Integer> {
         return fits;
     }
 
+    /**
+     * bin/turnstile runs the JVM under {@code LC_ALL=C.UTF-8}, so that names and arguments are
+     * decoded as UTF-8 whatever the caller's locale, and passes the caller's own {@code LC_ALL} in
+     * {@code TURNSTILE_ORIG_LC_ALL} ({@code set:<value>} or {@code unset}). The command gets it back.
+     */
+    static void restoreLocale(Map<String, String> env, Map<String, String> environment) {
+        String orig = env.get(ORIG_LC_ALL);
+        if (orig == null) {
+            return; // started without bin/turnstile: the environment is the caller's own already
+        }
+        environment.put(ORIG_LC_ALL, null);
+        environment.put("LC_ALL", orig.startsWith("set:") ? orig.substring(4) : null);
+    }
+
+    static final String ORIG_LC_ALL = "TURNSTILE_ORIG_LC_ALL";
+
+    private void checkDuration(String option, Duration d, Duration min, Duration max) {
+        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + show(d) + " is out of range: give "
+                    + (min.isZero() ? "0s" : show(min)) + " to " + max.toDays() + "d");
+        }
+    }
+
     private static String show(Duration d) {
-        long ms = d.toMillis();
-        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+        if (d.isNegative()) {
+            return "-" + show(d.negated());
+        }
+        return d.toMillis() < 1000 ? d.toMillis() + "ms" : d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * An argument the JVM could not decode reached it as U+FFFD, and would reach the command as the
+     * bytes of U+FFFD, not the caller's: refuse rather than run a different command.
+     */
+    private void checkCommandArguments(CommandLine cl) {
+        for (int i = 0; i < command.size(); i++) {
+            if (command.get(i).indexOf('\uFFFD') >= 0) {
+                throw new CommandLine.ParameterException(cl, "argument " + i + " of the command ('" + command.get(i)
+                        + "') is not valid UTF-8 (or holds U+FFFD): turnstile passes arguments on as UTF-8 and "
+                        + "cannot pass these bytes unchanged");
+            }
+        }
     }
 
     private void reportBusy(LockStore s) {

@@ -1,8 +1,12 @@
 package dev.turnstile.cli;
 
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.LockStores;
+import dev.turnstile.spi.StoreUrls;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.Locale;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,12 +27,14 @@ final class StoreOption {
     @Option(names = "--verbose", description = "Log debug details to stderr.")
     boolean verbose;
 
-    /** Resolves the URL without touching the file system. */
+    /** Resolves the URL without touching the file system, and keeps its secrets out of all output. */
     String resolve(TurnstileCommand top) {
+        String fromEnv = top.env().get("TURNSTILE_STORE");
+        top.secrets().addUrl(fromEnv);
         if (url != null) {
+            top.secrets().addUrl(url);
             return url;
         }
-        String fromEnv = top.env().get("TURNSTILE_STORE");
         if (fromEnv != null && !fromEnv.isBlank()) {
             return fromEnv;
         }
@@ -46,10 +52,50 @@ final class StoreOption {
         return base.resolve("turnstile").resolve("locks.db");
     }
 
-    /** Opens the store; for the embedded default, creates its directory first. */
+    /** How a subcommand uses the store. */
+    enum Use {
+        /** {@code run}: may create the embedded file; SQLite waits for a locked file up to the wait. */
+        RUN,
+        /** {@code locks}, {@code release}: never create a store, and fail promptly on a locked file. */
+        READ,
+        /** {@code schema --apply}. */
+        SCHEMA
+    }
+
+    /** Opens the store for {@code run} and {@code schema}; for the embedded default, creates its directory first. */
     LockStore open(TurnstileCommand top) {
+        return open(top, Use.SCHEMA, Duration.ZERO);
+    }
+
+    /**
+     * Opens the store for a use.
+     *
+     * @param wait for {@link Use#RUN}: how long SQLite may wait for a file another process has
+     *     locked (at least one second, so that short write transactions of other runs do not fail)
+     * @return the store, or {@code null} for {@link Use#READ} of an embedded default that does not
+     *     exist yet (no lock was ever taken there)
+     */
+    LockStore open(TurnstileCommand top, Use use, Duration wait) {
         String resolved = resolve(top);
-        LockStores.factoryFor(resolved); // an unknown scheme fails here, before anything is created
+        LockStoreFactory factory = LockStores.factoryFor(resolved); // an unknown scheme fails here, before anything is created
+        LockStores.checkUserInfo(resolved);
+        String processLocal = factory.processLocalReason(resolved);
+        if (processLocal != null) {
+            throw new IllegalArgumentException("store URL '" + StoreUrls.redact(resolved) + "': " + processLocal
+                    + "; it cannot exclude other processes: give a file path or a server");
+        }
+        if (resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:sqlite:")) {
+            if (use == Use.READ) {
+                if (isEmbedded(top) && !Files.exists(embeddedFile(top))) {
+                    return null;
+                }
+                resolved = withOption(resolved, "turnstile.createFile", "false");
+                resolved = withOption(resolved, "turnstile.busyTimeout", "1s");
+            } else if (use == Use.RUN) {
+                long ms = Math.max(1000, Math.min(wait.toMillis(), 999_999_999L));
+                resolved = withOption(resolved, "turnstile.busyTimeout", ms + "ms");
+            }
+        }
         if (isEmbedded(top)) {
             try {
                 Files.createDirectories(embeddedFile(top).getParent());
@@ -58,6 +104,14 @@ final class StoreOption {
             }
         }
         return LockStores.open(resolved);
+    }
+
+    /** Adds a Turnstile option to a SQLite URL unless the user already gave it (theirs wins). */
+    private static String withOption(String url, String key, String value) {
+        if (url.contains(key + "=")) {
+            return url;
+        }
+        return url + (url.contains("?") ? "&" : "?") + key + "=" + value;
     }
 
 }

@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
 public final class TurnstileCommand implements java.util.concurrent.Callable<Integer> {
     private final Map<String, String> env;
     private final boolean forwardSignals;
+    private final SecretFilter secrets = new SecretFilter();
 
     TurnstileCommand(Map<String, String> env, boolean forwardSignals) {
         this.env = env;
@@ -38,7 +39,12 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      */
     public static void main(String[] args) {
         configureLogging(args);
-        System.exit(commandLine(new TurnstileCommand(System.getenv(), true)).execute(args));
+        TurnstileCommand top = new TurnstileCommand(System.getenv(), true);
+        // Drivers log through SLF4J and java.util.logging to System.err, sometimes with the URL.
+        System.setErr(top.secrets.stream(System.err, java.nio.charset.Charset.defaultCharset()));
+        CommandLine cl = commandLine(top);
+        cl.setErr(new PrintWriter(top.secrets.writer(new PrintWriter(System.err, true)), true));
+        System.exit(cl.execute(args));
     }
 
     /**
@@ -46,9 +52,10 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      * handlers installed.
      */
     static int execute(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cl = commandLine(new TurnstileCommand(env, false));
+        TurnstileCommand top = new TurnstileCommand(env, false);
+        CommandLine cl = commandLine(top);
         cl.setOut(out);
-        cl.setErr(err);
+        cl.setErr(new PrintWriter(top.secrets.writer(err)));
         int code = cl.execute(args);
         out.flush();
         err.flush();
@@ -78,6 +85,10 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
                 e.println("turnstile: " + ex.getMessage() + ": " + ex.getCause().getMessage());
                 return ExitCodes.UNAVAILABLE;
             }
+            if (ex instanceof ArithmeticException) {
+                e.println("turnstile: a duration or number is too large: " + ex.getMessage());
+                return ExitCodes.USAGE;
+            }
             e.println("turnstile: unexpected error: " + StoreUrls.redact(String.valueOf(ex)));
             ex.printStackTrace(e);
             return ExitCodes.LEASE_LOST;
@@ -87,6 +98,24 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
 
     Map<String, String> env() {
         return env;
+    }
+
+    SecretFilter secrets() {
+        return secrets;
+    }
+
+    /**
+     * Checks a lock name as the library does, and refuses U+FFFD: it is what the JVM makes of bytes
+     * that are not UTF-8, so two different byte strings would become one name.
+     */
+    static String checkLockName(String name) {
+        dev.turnstile.Turnstile.checkLockName(name);
+        int bad = name.indexOf('\uFFFD');
+        if (bad >= 0) {
+            throw new IllegalArgumentException("lock name '" + name + "' is not valid UTF-8 (or holds U+FFFD) at index "
+                    + bad + ": names are UTF-8 whatever the locale; give the name in UTF-8");
+        }
+        return name;
     }
 
     boolean forwardSignals() {

@@ -112,6 +112,7 @@ if ($pid == 0) {
     setpgrp(0, 0);
     $SIG{$_} = $inherited{$_} for @ignored;
     $SIG{CHLD} = 'DEFAULT';
+    delete $ENV{$_} for split /,/, (delete $ENV{TURNSTILE_GUARD_UNSET} // '');
     no warnings 'exec';    # its failure is reported below
     exec { $command[0] } @command;
     syswrite($exec_error_out, pack('N', $! + 0));

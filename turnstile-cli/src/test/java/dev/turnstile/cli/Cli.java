@@ -39,9 +39,16 @@ final class Cli {
     }
 
     Result run(String... args) {
+        return run(Map.of(), args);
+    }
+
+    /** Runs in this JVM with extra environment variables. */
+    Result run(Map<String, String> extraEnv, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = TurnstileCommand.execute(env(), new PrintWriter(out), new PrintWriter(err), args);
+        Map<String, String> env = env();
+        env.putAll(extraEnv);
+        int code = TurnstileCommand.execute(env, new PrintWriter(out), new PrintWriter(err), args);
         return new Result(code, out.toString(), err.toString());
     }
 

@@ -20,7 +20,7 @@ class RunProcessTest {
     @Test
     void twentyConcurrentRunsOnOneNameNeverOverlap() throws Exception {
         Cli cli = new Cli(dir);
-        cli.run("locks"); // creates the embedded database once, outside the race
+        cli.run("run", "--lock", "warm-up", "--", "true"); // creates the embedded database once, outside the race ("locks" never creates one)
         Path work = Files.createDirectories(dir.resolve("work"));
         String section = "mkdir '" + work + "/inside' || exit 99; echo $TURNSTILE_FENCE >> '" + work
                 + "/fences'; sleep 0.05; rmdir '" + work + "/inside'";

@@ -28,6 +28,17 @@ public interface LockStoreFactory {
     }
 
     /**
+     * Tells whether a store opened from this URL lives inside one process only (an in-memory
+     * database), so it cannot exclude anything between processes. The CLI refuses such stores.
+     *
+     * @param url a store URL whose scheme this factory supports
+     * @return the reason, for a message, or {@code null} if other processes share the store
+     */
+    default String processLocalReason(String url) {
+        return null;
+    }
+
+    /**
      * Opens a store, with the options given in the URL. The store owns what it creates and frees it
      * on {@link LockStore#close()}.
      *

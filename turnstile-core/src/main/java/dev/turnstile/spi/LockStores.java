@@ -36,10 +36,28 @@ public final class LockStores {
      *
      * @param url the store URL
      * @return the store, which the caller closes
-     * @throws IllegalArgumentException if the URL is unknown or malformed
+     * @throws IllegalArgumentException if the URL is unknown or malformed, including a user info
+     *     that drivers would split in different places (an unencoded {@code @} or {@code /} in the
+     *     password); no message shows the password
      * @throws dev.turnstile.StoreUnavailableException if the store cannot be reached
      */
     public static LockStore open(String url) {
-        return factoryFor(url).open(url);
+        LockStoreFactory factory = factoryFor(url);
+        checkUserInfo(url);
+        return factory.open(url);
+    }
+
+    /**
+     * Refuses a URL whose {@code user:password@} part drivers would read differently (an unencoded
+     * {@code @}, {@code /}, {@code ?} or {@code #} in it), before any driver sees and echoes it.
+     *
+     * @param url the store URL
+     * @throws IllegalArgumentException if the user info is ambiguous; the message hides the password
+     */
+    public static void checkUserInfo(String url) {
+        String problem = StoreUrls.ambiguousUserInfo(url);
+        if (problem != null) {
+            throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "': " + problem);
+        }
     }
 }

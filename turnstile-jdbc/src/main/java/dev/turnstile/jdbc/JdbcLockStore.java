@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
 /**
@@ -41,6 +42,8 @@ public final class JdbcLockStore implements LockStore {
     private final boolean createTable;
     private final String description;
     private final AutoCloseable owned;
+    private final UnaryOperator<String> scrub;
+    private final java.util.Set<String> notApplied = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
 
@@ -49,6 +52,7 @@ public final class JdbcLockStore implements LockStore {
         this.table = b.table;
         this.createTable = b.createTable;
         this.owned = b.owned;
+        this.scrub = b.scrub;
         this.description = (b.description != null ? b.description : "JDBC store") + " (table " + table + ")";
         this.dialect = (Dialect) b.dialect;
     }
@@ -75,6 +79,11 @@ public final class JdbcLockStore implements LockStore {
                     rollbackQuietly(c);
                     return Optional.empty();
                 }
+                if (isSqliteBusy(e)) {
+                    // SQLite refused the write lock: the upsert never ran, so the caller's undo of
+                    // this "ambiguous" acquire need not wait for the lock a second time.
+                    notApplied.add(request.token());
+                }
                 throw e;
             }
             commitIfNeeded(c);
@@ -91,6 +100,9 @@ public final class JdbcLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
+        if (notApplied.remove(token)) {
+            return false;
+        }
         return update("release lock '" + name + "'", Dialect.Statements::release, lockAtLeastFor.toMillis(), name, token) == 1;
     }
 
@@ -184,7 +196,7 @@ public final class JdbcLockStore implements LockStore {
             return;
         }
         Dialect d = dialect != null ? dialect : (Dialect) SqlDialect.detect(c.getMetaData());
-        if (createTable) {
+        if (createTable && !(d instanceof SqliteDialect && sqliteTableExists(c))) {
             try (Statement st = c.createStatement()) {
                 st.execute(d.createTable(table));
             }
@@ -192,6 +204,25 @@ public final class JdbcLockStore implements LockStore {
         }
         dialect = d;
         sql = Dialect.Statements.of(d, table);
+    }
+
+    /**
+     * SQLite's CREATE TABLE IF NOT EXISTS takes the write lock even when the table exists, so a
+     * run would wait once more for another process's write transaction; a read does not wait.
+     */
+    private boolean sqliteTableExists(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                boolean exists = rs.next();
+                commitIfNeeded(c);
+                return exists;
+            }
+        }
+    }
+
+    private boolean isSqliteBusy(SQLException e) {
+        return dialect instanceof SqliteDialect && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
     }
 
     private static void commitIfNeeded(Connection c) throws SQLException {
@@ -216,6 +247,17 @@ public final class JdbcLockStore implements LockStore {
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
                     + "--apply to run it), or build the store with createTableIfMissing(true)", e);
         }
+        if (isSqliteBusy(e)) {
+            return new StoreUnavailableException("cannot " + what + " on " + description + ": the database file is locked by "
+                    + "another process's transaction for longer than the busy timeout (turnstile run: --wait, at least 1s)"
+                    + " (SQLITE_BUSY)", e);
+        }
+        if (scrub != null) {
+            // drivers echo the URL, or pieces of it, in their messages; the URL may carry a password
+            return new StoreUnavailableException("cannot " + what + " on " + description + ": " + scrub.apply(e.getMessage())
+                    + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""),
+                    new JdbcLockStoreFactory.ScrubbedException(e, scrub));
+        }
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
                 + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
     }
@@ -228,6 +270,7 @@ public final class JdbcLockStore implements LockStore {
         private boolean createTable;
         private String description;
         private AutoCloseable owned;
+        private UnaryOperator<String> scrub;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -276,6 +319,12 @@ public final class JdbcLockStore implements LockStore {
          */
         public Builder description(String description) {
             this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /** Removes the URL's secrets from driver messages (the store was opened from a URL). */
+        Builder scrubbing(UnaryOperator<String> scrub) {
+            this.scrub = scrub;
             return this;
         }
 

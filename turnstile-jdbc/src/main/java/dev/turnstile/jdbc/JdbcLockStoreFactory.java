@@ -7,7 +7,14 @@ import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.StoreUrlOptions;
 import dev.turnstile.spi.StoreUrls;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.InvalidPathException;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -19,16 +26,27 @@ import java.util.Set;
  *   <li>{@code turnstile.createTable} — create the table if missing (default {@code true} for the
  *       embedded SQLite and H2, {@code false} for server databases)
  *   <li>{@code turnstile.poolSize} — maximum connections (default 4)
- *   <li>{@code turnstile.connectTimeout} — milliseconds to wait for a connection (default 5000)
+ *   <li>{@code turnstile.connectTimeout} — milliseconds to wait for a connection, including a
+ *       server that accepts it and never answers (default 5000); PostgreSQL, MariaDB and MySQL get
+ *       it as the driver's connect and login timeouts unless the URL sets them
+ *   <li>{@code turnstile.busyTimeout} — SQLite: how long a statement waits for another process's
+ *       write transaction on the file before failing ({@code 250ms}, {@code 10s}; default 10s)
+ *   <li>{@code turnstile.createFile} — SQLite: create the database file if it does not exist
+ *       (default {@code true}); with {@code false} a missing file fails with a message, and
+ *       nothing is created
  * </ul>
  *
  * <p>PostgreSQL, MariaDB and MySQL connections get a 30 s socket timeout unless the URL sets the
  * driver's {@code socketTimeout}, so a database that stops answering cannot hang a lock call.
- * SQLite URLs get {@code journal_mode=WAL} and {@code busy_timeout=10000} unless they set them,
- * so several processes on one host can share the file.
+ * SQLite URLs get {@code journal_mode=WAL} and the busy timeout unless they set them, so several
+ * processes on one host can share the file. Error messages never show the URL's password, even
+ * where the driver echoes it.
  */
 public final class JdbcLockStoreFactory implements LockStoreFactory {
-    private static final Set<String> KNOWN = Set.of("table", "createTable", "poolSize", "connectTimeout");
+    private static final Set<String> KNOWN = Set.of("table", "createTable", "poolSize", "connectTimeout",
+            "busyTimeout", "createFile");
+    /** SQLITE_OPEN_READWRITE without SQLITE_OPEN_CREATE: an existing file only. */
+    private static final int SQLITE_OPEN_EXISTING = 0x2;
 
     @Override
     public List<String> schemes() {
@@ -53,6 +71,26 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         return open(url, null);
     }
 
+    @Override
+    public String processLocalReason(String url) {
+        Parsed p = parse(url);
+        String u = p.jdbcUrl.toLowerCase(Locale.ROOT);
+        if (p.dialect == SqlDialect.H2 && u.startsWith("jdbc:h2:mem:")) {
+            return "jdbc:h2:mem: is an in-memory database of one process";
+        }
+        if (p.dialect == SqlDialect.SQLITE) {
+            String path = sqlitePath(p.jdbcUrl);
+            if (path.isEmpty()) {
+                return "jdbc:sqlite: without a file path is a private temporary database of one process"
+                        + " (an unset variable in the URL?)";
+            }
+            if (path.equals(":memory:") || u.contains(":memory:") || u.contains("mode=memory")) {
+                return "jdbc:sqlite::memory: is an in-memory database of one process";
+            }
+        }
+        return null;
+    }
+
     private JdbcLockStore open(String url, Boolean forceCreate) {
         Parsed p = parse(url);
         String table = p.options.get("table", Dialect.DEFAULT_TABLE);
@@ -60,38 +98,175 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         boolean create = forceCreate != null ? forceCreate : p.options.bool("createTable", embedded);
         int poolSize = p.options.integer("poolSize", 4, 1, 100);
         int connectTimeout = p.options.integer("connectTimeout", 5000, 250, 600_000);
+        Duration busyTimeout = p.options.duration("busyTimeout", Duration.ofSeconds(10));
+        boolean createFile = p.options.bool("createFile", true);
 
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(p.dialect == SqlDialect.SQLITE ? withSqliteDefaults(p.jdbcUrl) : p.jdbcUrl);
+        String jdbcUrl = p.jdbcUrl;
+        if (p.dialect == SqlDialect.SQLITE) {
+            jdbcUrl = withSqliteDefaults(jdbcUrl, busyTimeout, createFile);
+        }
+        checkDriverAccepts(jdbcUrl, url);
+        java.util.Properties driverProperties = new java.util.Properties();
         config.setPoolName("turnstile");
         config.setMaximumPoolSize(poolSize);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(connectTimeout);
         config.setInitializationFailTimeout(1);
+        // A server that accepts the connection and never answers must cost one connect timeout,
+        // not the driver's own defaults (PostgreSQL's 10 s login timeout, MariaDB's socket timeout).
+        int connectSeconds = (int) Math.max(1, (connectTimeout + 999) / 1000);
+        if (p.dialect == SqlDialect.POSTGRESQL) {
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "connectTimeout", Integer.toString(connectSeconds));
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "loginTimeout", Integer.toString(connectSeconds));
+        } else if (p.dialect == SqlDialect.MARIADB) {
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "connectTimeout", Integer.toString(connectTimeout));
+        }
         // A database that stops answering (paused, partitioned) must not hang a lock call forever;
         // the driver's own socketTimeout in the URL, if given, wins.
-        if (!p.jdbcUrl.contains("socketTimeout=")) {
-            if (p.dialect == SqlDialect.POSTGRESQL) {
-                config.addDataSourceProperty("socketTimeout", "30");
-            } else if (p.dialect == SqlDialect.MARIADB) {
-                config.addDataSourceProperty("socketTimeout", "30000");
-            }
+        if (p.dialect == SqlDialect.POSTGRESQL) {
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30");
+        } else if (p.dialect == SqlDialect.MARIADB) {
+            setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30000");
         }
+        config.setDataSource(new FailFastFirstConnection(
+                new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null)));
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new StoreUnavailableException("cannot connect to " + StoreUrls.redact(p.jdbcUrl) + ": "
-                    + cause.getMessage(), e);
+                    + StoreUrls.scrub(cause.getMessage(), url), new ScrubbedException(e, text -> StoreUrls.scrub(text, url)));
         }
         return JdbcLockStore.builder(pool)
                 .dialect(p.dialect)
                 .tableName(table)
                 .createTableIfMissing(create)
                 .description(StoreUrls.redact(p.jdbcUrl))
+                .scrubbing(text -> StoreUrls.scrub(text, url))
                 .owning(pool)
                 .build();
+    }
+
+    private static void setUnlessInUrl(java.util.Properties driverProperties, String jdbcUrl, String property, String value) {
+        if (!jdbcUrl.toLowerCase(Locale.ROOT).contains(property.toLowerCase(Locale.ROOT) + "=")) {
+            driverProperties.setProperty(property, value);
+        }
+    }
+
+    /** A malformed URL is a usage error, said before connecting; the driver is the judge of its form. */
+    private static void checkDriverAccepts(String jdbcUrl, String url) {
+        try {
+            DriverManager.getDriver(jdbcUrl);
+        } catch (SQLException e) {
+            throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "' is not a URL the "
+                    + SqlDialect.fromJdbcUrl(jdbcUrl) + " driver accepts (or the driver is not on the class path): "
+                    + "check its form and give one such as " + example(SqlDialect.fromJdbcUrl(jdbcUrl)));
+        }
+    }
+
+    private static String example(SqlDialect d) {
+        return switch (d.id()) {
+            case "postgresql" -> "jdbc:postgresql://host:5432/database?user=name";
+            case "mariadb" -> "jdbc:mariadb://host:3306/database?user=name";
+            case "h2" -> "jdbc:h2:tcp://host/path or jdbc:h2:/path/locks";
+            default -> "jdbc:sqlite:/path/locks.db";
+        };
+    }
+
+    /**
+     * Hikari sleeps one second after a failed first connection before it gives up
+     * ({@code HikariPool.checkFailFast}), so an unreachable store would cost a connect timeout plus
+     * a second. A failure of the very first connection is handed to it as a connection whose
+     * set-up fails instead, which it reports at once, with the driver's exception as the cause.
+     */
+    static final class FailFastFirstConnection implements javax.sql.DataSource {
+        private final javax.sql.DataSource driver;
+        private final java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+
+        FailFastFirstConnection(javax.sql.DataSource driver) {
+            this.driver = driver;
+        }
+
+        @Override
+        public java.sql.Connection getConnection() throws SQLException {
+            try {
+                java.sql.Connection c = driver.getConnection();
+                first.set(false);
+                return c;
+            } catch (SQLException e) {
+                if (first.getAndSet(false)) {
+                    return failing(e);
+                }
+                throw e;
+            }
+        }
+
+        private static java.sql.Connection failing(SQLException e) {
+            return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(JdbcLockStoreFactory.class.getClassLoader(),
+                    new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> switch (method.getName()) {
+                        case "close", "abort" -> null;
+                        case "isClosed" -> true;
+                        case "hashCode" -> System.identityHashCode(proxy);
+                        case "equals" -> proxy == args[0];
+                        case "toString" -> "failed connection";
+                        default -> throw e;
+                    });
+        }
+
+        @Override
+        public java.sql.Connection getConnection(String user, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public java.io.PrintWriter getLogWriter() throws SQLException {
+            return driver.getLogWriter();
+        }
+
+        @Override
+        public void setLogWriter(java.io.PrintWriter out) throws SQLException {
+            driver.setLogWriter(out);
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) throws SQLException {
+            driver.setLoginTimeout(seconds);
+        }
+
+        @Override
+        public int getLoginTimeout() throws SQLException {
+            return driver.getLoginTimeout();
+        }
+
+        @Override
+        public java.util.logging.Logger getParentLogger() throws java.sql.SQLFeatureNotSupportedException {
+            return driver.getParentLogger();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            return driver.unwrap(iface);
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) throws SQLException {
+            return driver.isWrapperFor(iface);
+        }
+    }
+
+    /**
+     * Keeps a driver's exception as the cause without its message: drivers put the URL, or pieces
+     * of the password, in their messages, and a cause's message ends up in logs.
+     */
+    static final class ScrubbedException extends RuntimeException {
+        ScrubbedException(Throwable original, java.util.function.UnaryOperator<String> scrub) {
+            super(original.getClass().getName() + ": " + scrub.apply(original.getMessage()),
+                    original.getCause() == null || original.getCause() == original ? null
+                            : new ScrubbedException(original.getCause(), scrub), false, false);
+            setStackTrace(original.getStackTrace());
+        }
     }
 
     private record Parsed(String jdbcUrl, SqlDialect dialect, StoreUrlOptions options) {}
@@ -100,16 +275,81 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         SqlDialect dialect = SqlDialect.fromJdbcUrl(url);
         StoreUrlOptions options = StoreUrlOptions.parse(url, KNOWN, dialect == SqlDialect.H2);
         Dialect.checkTable(options.get("table", Dialect.DEFAULT_TABLE));
+        checkServerUrl(dialect, options.url(), url, options.get("table", Dialect.DEFAULT_TABLE).contains("."));
         return new Parsed(options.url(), dialect, options);
     }
 
-    private static String withSqliteDefaults(String url) {
+    /**
+     * {@code jdbc:postgresql://} with no host, or no database, is a typo or an unset variable: say
+     * so, rather than connect to a default and report a missing table.
+     */
+    private static void checkServerUrl(SqlDialect dialect, String jdbcUrl, String url, boolean qualifiedTable) {
+        if (dialect != SqlDialect.POSTGRESQL && dialect != SqlDialect.MARIADB) {
+            return;
+        }
+        int scheme = jdbcUrl.indexOf("//");
+        if (scheme < 0) {
+            String rest = jdbcUrl.substring(jdbcUrl.indexOf(':', 5) + 1).split("[?#]", 2)[0];
+            if (rest.isEmpty()) {
+                throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url)
+                        + "' has no host or database (an unset variable?): give one such as " + example(dialect));
+            }
+            return; // the jdbc:postgresql:database form (localhost): the driver decides
+        }
+        String rest = jdbcUrl.substring(scheme + 2);
+        int end = indexOfAny(rest, "/?#");
+        String authority = end < 0 ? rest : rest.substring(0, end);
+        String host = authority.substring(authority.lastIndexOf('@') + 1);
+        String database = end < 0 || rest.charAt(end) != '/' ? "" : rest.substring(end + 1).split("[?#]", 2)[0];
+        // MariaDB/MySQL need no database in the URL when the table names its own (db.table)
+        boolean noDatabase = database.isEmpty() && !(dialect == SqlDialect.MARIADB && qualifiedTable);
+        if (host.isEmpty() || host.startsWith(":") || noDatabase) {
+            throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "' has no "
+                    + (host.isEmpty() || host.startsWith(":") ? "host" : "database")
+                    + " (an unset variable?): give one such as " + example(dialect));
+        }
+    }
+
+    private static int indexOfAny(String s, String chars) {
+        for (int i = 0; i < s.length(); i++) {
+            if (chars.indexOf(s.charAt(i)) >= 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The file part of a SQLite URL: after {@code jdbc:sqlite:}, before its parameters. */
+    static String sqlitePath(String jdbcUrl) {
+        String rest = jdbcUrl.substring("jdbc:sqlite:".length());
+        int q = rest.indexOf('?');
+        String path = q < 0 ? rest : rest.substring(0, q);
+        return path.startsWith("file:") && !path.startsWith("file::memory:") ? path.substring(5) : path;
+    }
+
+    private static String withSqliteDefaults(String url, Duration busyTimeout, boolean createFile) {
         String s = url;
+        if (!createFile) {
+            String path = sqlitePath(url);
+            boolean exists;
+            try {
+                exists = Files.isRegularFile(Path.of(path));
+            } catch (InvalidPathException e) {
+                exists = false;
+            }
+            if (!exists) {
+                throw new StoreUnavailableException("no SQLite database at " + path
+                        + ": nothing was created (check the path; 'turnstile run' or 'turnstile schema --apply' creates it)",
+                        null);
+            }
+            // and a file deleted between the check and the open is not created either
+            s += (s.contains("?") ? "&" : "?") + "open_mode=" + SQLITE_OPEN_EXISTING;
+        }
         if (!s.contains("journal_mode=")) {
             s += (s.contains("?") ? "&" : "?") + "journal_mode=WAL";
         }
         if (!s.contains("busy_timeout=")) {
-            s += "&busy_timeout=10000";
+            s += "&busy_timeout=" + busyTimeout.toMillis();
         }
         return s;
     }

@@ -1,0 +1,162 @@
+package dev.turnstile.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Library misuse through URLs: what the JDBC factory refuses, how fast it fails, what it never shows. */
+class JdbcHostileTest {
+    final JdbcLockStoreFactory factory = new JdbcLockStoreFactory();
+    @TempDir Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jdbc:sqlite:", "jdbc:sqlite::memory:", "jdbc:sqlite:file::memory:?cache=shared",
+        "jdbc:sqlite:file:x?mode=memory", "jdbc:h2:mem:x", "JDBC:H2:MEM:x", "jdbc:sqlite:?turnstile.table=t"})
+    void inMemoryDatabasesAreNamedAsProcessLocal(String url) {
+        assertThat(factory.processLocalReason(url)).isNotNull();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jdbc:sqlite:/tmp/x.db", "jdbc:h2:/tmp/x", "jdbc:h2:tcp://h/x",
+        "jdbc:postgresql://h/db", "jdbc:mariadb://h/db"})
+    void sharedDatabasesAreNot(String url) {
+        assertThat(factory.processLocalReason(url)).isNull();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jdbc:postgresql://", "jdbc:postgresql:", "jdbc:postgresql://127.0.0.1:5432/",
+        "jdbc:postgresql://127.0.0.1:5432", "jdbc:postgresql://:5432/test", "jdbc:mariadb://", "jdbc:mysql:///test",
+        "jdbc:mariadb://127.0.0.1:3306/", "jdbc:postgresql://127.0.0.1:notaport/test"})
+    void serverUrlsWithoutHostOrDatabaseAreUsageErrors(String url) {
+        assertThatThrownBy(() -> factory.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("give one such as");
+    }
+
+    @Test
+    void aMissingSqliteFileIsNotCreatedWhenCreateFileIsFalse() {
+        Path db = dir.resolve("absent.db");
+        assertThatThrownBy(() -> factory.open("jdbc:sqlite:" + db + "?turnstile.createFile=false"))
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("no SQLite database at " + db);
+        assertThat(db).doesNotExist();
+        assertThat(dir.resolve("absent.db-wal")).doesNotExist();
+        try (LockStore s = factory.open("jdbc:sqlite:" + db)) {
+            assertThat(s.heldLocks()).isEmpty(); // the default still creates it
+        }
+        try (LockStore s = factory.open("jdbc:sqlite:" + db + "?turnstile.createFile=false")) {
+            assertThat(s.heldLocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void aLockedSqliteFileFailsAfterTheBusyTimeoutOnce() throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("busy.db");
+        try (LockStore s = factory.open(url)) {
+            s.heldLocks();
+        }
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
+                LockStore s = factory.open(url + "?turnstile.busyTimeout=300ms")) {
+            s.heldLocks(); // the table exists; reads do not wait in WAL mode
+            c.createStatement().execute("BEGIN IMMEDIATE");
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> dev.turnstile.Turnstile.builder(s).build().tryAcquire("x",
+                    dev.turnstile.LockOptions.lockAtMostFor(java.time.Duration.ofMinutes(1))))
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("locked by another process");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertThat(ms).as("one busy timeout, not one for the acquire and one for its undo").isBetween(250L, 550L);
+            c.createStatement().execute("ROLLBACK");
+        }
+    }
+
+    @Test
+    void anUnreachableServerFailsWithoutHikarisExtraSecond() {
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> factory.open("jdbc:postgresql://127.0.0.1:1/test?user=u"))
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("refused");
+        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(900);
+    }
+
+    @Test
+    void aServerThatNeverAnswersCostsTheConnectTimeout() throws IOException {
+        try (ServerSocket silent = new ServerSocket(0)) {
+            List<Socket> accepted = new ArrayList<>();
+            Thread t = new Thread(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept());
+                    }
+                } catch (IOException closed) {
+                    // done
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            for (String url : List.of("jdbc:postgresql://127.0.0.1:%d/test?user=u", "jdbc:mariadb://127.0.0.1:%d/test?user=u")) {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> factory.open(url.formatted(silent.getLocalPort()) + "&turnstile.connectTimeout=700"))
+                        .isInstanceOf(StoreUnavailableException.class);
+                assertThat((System.nanoTime() - start) / 1_000_000).as(url).isBetween(600L, 1600L);
+            }
+            for (Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+
+    static final String SPECIALS = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~";
+
+    @Test
+    void noMessageOrCauseShowsThePassword() {
+        List<String> templates = List.of("jdbc:postgresql://u:%s@127.0.0.1:1/test", "jdbc:postgresql://127.0.0.1:1/test?user=u&password=%s",
+                "jdbc:mariadb://root:%s@127.0.0.1:3306/test", "jdbc:mariadb://127.0.0.1:3306/test?user=root&password=%s",
+                "jdbc:mariadb://root:%s@127.0.0.1:bad/test", "jdbc:mysql://root:%s@127.0.0.1:3306/test",
+                "jdbc:postgresql://u:%s@127.0.0.1:notaport/test", "jdbc:h2:tcp://127.0.0.1:1/x;USER=sa;PASSWORD=%s");
+        for (int seed = 0; seed < 3; seed++) {
+            String pw = "Pw" + seed + SPECIALS + "Zq" + seed;
+            String enc = URLEncoder.encode(pw, StandardCharsets.UTF_8).replace("+", "%20");
+            for (String template : templates) {
+                for (String form : List.of(pw, enc)) {
+                    if (form.equals(pw) && !template.contains("//u:%s@") && !template.contains("//root:%s@")) {
+                        continue; // only user info can even hold a raw password
+                    }
+                    String url = template.replace("%s", form);
+                    Throwable thrown = null;
+                    try (LockStore s = LockStores.open(url)) {
+                        s.heldLocks();
+                    } catch (RuntimeException e) {
+                        thrown = e;
+                    }
+                    assertThat(thrown).as(url).isNotNull();
+                    StringWriter trace = new StringWriter();
+                    thrown.printStackTrace(new PrintWriter(trace));
+                    assertThat(trace.toString()).as(template + " " + (form.equals(pw) ? "raw" : "encoded"))
+                            .doesNotContain(pw).doesNotContain(enc).doesNotContain("Pw" + seed + ":/").doesNotContain("Pw" + seed + "%3A");
+                }
+            }
+        }
+    }
+
+    @Test
+    void tablesAreNotSplicedWhateverTheUrlSays() {
+        assertThatThrownBy(() -> factory.open("jdbc:sqlite:" + dir.resolve("t.db") + "?turnstile.table=x;drop"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plain SQL identifier");
+        assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
+    }
+}
