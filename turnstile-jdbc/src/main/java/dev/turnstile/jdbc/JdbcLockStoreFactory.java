@@ -62,7 +62,15 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         int connectTimeout = p.options.integer("connectTimeout", 5000, 250, 600_000);
 
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(p.dialect == SqlDialect.SQLITE ? withSqliteDefaults(p.jdbcUrl) : p.jdbcUrl);
+        if (p.dialect == SqlDialect.SQLITE) {
+            // Straight from the SQLite driver: the embedded store is what `turnstile run` opens by
+            // default, and DriverManager would first load every other driver on the class path.
+            String sqliteUrl = withSqliteDefaults(p.jdbcUrl);
+            DirectDriverDataSource.of("org.sqlite.JDBC", sqliteUrl)
+                    .ifPresentOrElse(config::setDataSource, () -> config.setJdbcUrl(sqliteUrl));
+        } else {
+            config.setJdbcUrl(p.jdbcUrl);
+        }
         config.setPoolName("turnstile");
         config.setMaximumPoolSize(poolSize);
         config.setMinimumIdle(1);
