@@ -4,14 +4,16 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.StoreUrls;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** {@code turnstile}: the command-line tool. Subcommands: run, locks, release, schema. */
 @Command(name = "turnstile", mixinStandardHelpOptions = true, versionProvider = TurnstileCommand.Version.class,
         description = "Distributed locks for cron and scripts: run a command in exactly one place at a time.",
-        subcommands = {RunCommand.class, LocksCommand.class, ReleaseCommand.class, SchemaCommand.class},
         footerHeading = "%nExit codes:%n",
         footer = {"  0    the command ran and exited 0 (run), or the subcommand succeeded",
                 "  N    the command's own exit code (run)",
@@ -23,6 +25,9 @@ import picocli.CommandLine.Command;
                 "  75   the lock was busy (run; change with --busy-exit)",
                 "  126  the command cannot be executed; 127 the command was not found"})
 public final class TurnstileCommand implements java.util.concurrent.Callable<Integer> {
+    /** The subcommands, in the order help lists them. */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+
     private final Map<String, String> env;
     private final boolean forwardSignals;
     private final SecretFilter secrets = new SecretFilter();
@@ -42,7 +47,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         TurnstileCommand top = new TurnstileCommand(System.getenv(), true);
         // Drivers log through SLF4J and java.util.logging to System.err, sometimes with the URL.
         System.setErr(top.secrets.stream(System.err, java.nio.charset.Charset.defaultCharset()));
-        CommandLine cl = commandLine(top);
+        CommandLine cl = commandLine(top, args);
         cl.setErr(new PrintWriter(top.secrets.writer(new PrintWriter(System.err, true)), true));
         System.exit(cl.execute(args));
     }
@@ -53,7 +58,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      */
     static int execute(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
         TurnstileCommand top = new TurnstileCommand(env, false);
-        CommandLine cl = commandLine(top);
+        CommandLine cl = commandLine(top, args);
         cl.setOut(out);
         cl.setErr(new PrintWriter(top.secrets.writer(err)));
         int code = cl.execute(args);
@@ -62,8 +67,21 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         return code;
     }
 
-    static CommandLine commandLine(TurnstileCommand top) {
+    /**
+     * The command line for {@code argv}. When the first argument names a subcommand, only that
+     * subcommand is added: picocli builds each command's model from its annotations up front,
+     * which is a large part of a {@code turnstile run}'s start-up, and no other subcommand can
+     * take part in parsing then (the top command has no options but help and version, and no
+     * positional parameters). Anything else (no subcommand, a typo, {@code --help}) gets all four.
+     */
+    static CommandLine commandLine(TurnstileCommand top, String... argv) {
         CommandLine cl = new CommandLine(top);
+        Supplier<Object> only = argv.length > 0 ? SUBCOMMANDS.get(argv[0]) : null;
+        if (only != null) {
+            cl.addSubcommand(only.get());
+        } else {
+            SUBCOMMANDS.values().forEach(sub -> cl.addSubcommand(sub.get()));
+        }
         cl.registerConverter(java.time.Duration.class, new DurationConverter());
         cl.setParameterExceptionHandler((ex, args) -> {
             CommandLine c = ex.getCommandLine();
@@ -94,6 +112,15 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
             return ExitCodes.LEASE_LOST;
         });
         return cl;
+    }
+
+    private static Map<String, Supplier<Object>> subcommands() {
+        Map<String, Supplier<Object>> subs = new LinkedHashMap<>();
+        subs.put("run", RunCommand::new);
+        subs.put("locks", LocksCommand::new);
+        subs.put("release", ReleaseCommand::new);
+        subs.put("schema", SchemaCommand::new);
+        return Collections.unmodifiableMap(subs);
     }
 
     Map<String, String> env() {

@@ -54,10 +54,15 @@ final class Cli {
 
     /** Starts the CLI as its own JVM (what cron runs, with bin/turnstile's flags), output to files in the state directory. */
     Process spawn(Map<String, String> extraEnv, String... args) throws IOException {
+        return spawn(List.of(), extraEnv, args);
+    }
+
+    /** As {@link #spawn(Map, String...)}, with extra JVM options. */
+    Process spawn(List<String> jvmOptions, Map<String, String> extraEnv, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
-                "-cp", System.getProperty("java.class.path"),
-                TurnstileCommand.class.getName()));
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput"));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), TurnstileCommand.class.getName()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env());

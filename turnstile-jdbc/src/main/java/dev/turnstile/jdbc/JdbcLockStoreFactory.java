@@ -103,10 +103,16 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
 
         HikariConfig config = new HikariConfig();
         String jdbcUrl = p.jdbcUrl;
+        // SQLite connections come straight from its driver: the embedded store is what `turnstile
+        // run` opens by default, and DriverManager would first load every other driver there is.
+        javax.sql.DataSource direct = null;
         if (p.dialect == SqlDialect.SQLITE) {
             jdbcUrl = withSqliteDefaults(jdbcUrl, busyTimeout, createFile);
+            direct = DirectDriverDataSource.of("org.sqlite.JDBC", jdbcUrl).orElse(null);
         }
-        checkDriverAccepts(jdbcUrl, url);
+        if (direct == null) {
+            checkDriverAccepts(jdbcUrl, url);
+        }
         java.util.Properties driverProperties = new java.util.Properties();
         config.setPoolName("turnstile");
         config.setMaximumPoolSize(poolSize);
@@ -129,8 +135,8 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         } else if (p.dialect == SqlDialect.MARIADB) {
             setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30000");
         }
-        config.setDataSource(new FailFastFirstConnection(
-                new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null)));
+        config.setDataSource(new FailFastFirstConnection(direct != null ? direct
+                : new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null)));
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
