@@ -66,11 +66,11 @@ class StartupTest {
                 .startsWith(dir.resolve("tmp").toString());
     }
 
-    /** The path of the SQLite library mapped into a `turnstile run` JVM, as its child sees it. */
+    /** The path of the SQLite library mapped into a `turnstile run` JVM, as its command sees it (through its guard). */
     private String loadedSqliteLibrary(List<String> jvmOptions) throws Exception {
         Path maps = dir.resolve("maps-" + jvmOptions.hashCode());
         Process run = new Cli(dir).spawn(jvmOptions, Map.of(), "run", "--lock", "startup", "--", "sh", "-c",
-                "grep -o '/[^ ]*sqlitejdbc[^ ]*' /proc/$PPID/maps | head -n 1 > '" + maps + "'");
+                "jvm=$(awk '{print $4}' /proc/$PPID/stat); grep -o '/[^ ]*sqlitejdbc[^ ]*' /proc/$jvm/maps | head -n 1 > '" + maps + "'");
         assertThat(run.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(run.exitValue()).as(Files.readString(dir.resolve("spawned.log"))).isZero();
         return Files.readString(maps).strip();
