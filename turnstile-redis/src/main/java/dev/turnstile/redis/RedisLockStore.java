@@ -61,9 +61,15 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>{<name>}:released}, so that waiter is woken at once (the others a few
  * milliseconds later, in case it is gone) instead of everyone polling or racing.
  *
- * <p>Fences survive a restart without persistence: a missing counter resumes from the server's
- * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
- * holder. Use {@code appendfsync always}, or restart it only after the longest TTL.
+ * <p>Fences never repeat, on any topology and across a failover or a restart without
+ * persistence: every fence is at least the server's {@code TIME} (in µs, to the millisecond below),
+ * so a promoted replica whose counter missed the last writes, or a server that lost its counter,
+ * still issues fences above every fence issued before (as long as the servers' clocks agree to
+ * within the time a failover takes; see the comment on the scripts). Exclusion does not survive a
+ * lost write: a restarted server without persistence, or a promoted replica that missed the
+ * acquire, has forgotten the holder. Replica acknowledgement ({@link Builder#replicaAcks(int)})
+ * narrows that window; {@code appendfsync always}, or a restart only after the longest TTL, closes
+ * it for restarts.
  */
 public final class RedisLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
@@ -77,25 +83,52 @@ public final class RedisLockStore implements LockStore {
      * time is every client's: so the client writes the text around the fence (the times are its
      * clock's, shown for people; expiry is the PX TTL, on the server's clock), and the common
      * paths keep to INCR and SET NX PX to acquire, GET, DEL and PUBLISH to release. Lua prints
-     * numbers with 14 significant digits, so the fence (16 digits once seeded from the clock) is
+     * numbers with 14 significant digits, so the fence (16 digits: it follows the clock in µs) is
      * formatted with %d.
      */
 
     /**
-     * Bumps the counter KEYS[2] into {@code fence}. A missing counter (a new name, or one lost in a
-     * restart without persistence or to eviction) resumes from the server's clock in microseconds,
-     * above every fence it issued; with {@code clock_fences} set (Redlock nodes) every fence
-     * follows that clock, so the nodes' fences stay close to each other.
+     * Bumps the counter KEYS[2] into {@code fence}, floored by the server's clock: the fence is
+     * {@code max(counter + 1, TIME in µs rounded down to the millisecond)}, and the counter keeps it.
+     *
+     * <p>Why the floor is on every acquire, and why a millisecond floor is enough. Redis replicates
+     * asynchronously, so a failover (Sentinel, Cluster, or a hand-made {@code REPLICAOF NO ONE}) can
+     * lose the last writes: the promoted replica's counter is present but stale, and a bare
+     * {@code INCR} would hand out a fence that was already issued. The floor prevents that,
+     * under two conditions:
+     *
+     * <ol>
+     *   <li><b>Fences do not run ahead of the clock.</b> Within one millisecond the counter moves by
+     *       one per acquire from the millisecond's start; a script takes microseconds, so fewer than
+     *       1000 acquires of one name fit in a millisecond, and every fence issued at server time
+     *       {@code t} is at most {@code t} in µs. (A server clock stepped back lets the counter run
+     *       ahead by the step; on that server the fences still increase, by the counter.)
+     *   <li><b>A failover takes longer than the clocks disagree, plus 1 ms.</b> Writes lost in a
+     *       failover were made before the replica was promoted: Sentinel promotes a replica only
+     *       after {@code down-after-milliseconds} (30 s by default) and Cluster after
+     *       {@code cluster-node-timeout} (15 s by default). The first fence the new master issues is
+     *       at least its clock, to the millisecond below; every fence lost with the old master was
+     *       at most the old master's clock when it was issued. So the new fence is greater whenever
+     *       the two servers' clocks disagree by less than the failover took, less 1 ms: with NTP,
+     *       milliseconds against seconds.
+     * </ol>
+     *
+     * <p>What it does not cover: a forced or manual failover ({@code CLUSTER FAILOVER TAKEOVER},
+     * {@code SENTINEL FAILOVER}) that promotes a replica within milliseconds of a lost write, and
+     * servers whose clocks disagree by more than the failover takes. The replica acknowledgement
+     * ({@code WAIT}) makes a lost acquire rarer still; see {@link Builder#replicaAcks(int)}.
+     *
+     * <p>Cost: {@code TIME} and a comparison on every acquire (about 0.6 µs of server time); the
+     * counter is rewritten at most once per millisecond per name. A missing counter (a new name, a
+     * restart without persistence, eviction) is covered by the same floor.
      */
     private static final String NEXT_FENCE = """
             local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 or clock_fences then
-              local t = redis.call('TIME')
-              local micros = t[1] * 1000000 + t[2]
-              if fence < micros then
-                fence = micros
-                redis.call('SET', KEYS[2], string.format('%d', fence))
-              end
+            local t = redis.call('TIME')
+            local floor = t[1] * 1000000 + (t[2] - t[2] % 1000)
+            if fence < floor then
+              fence = floor
+              redis.call('SET', KEYS[2], string.format('%d', fence))
             end
             """;
 
@@ -103,14 +136,12 @@ public final class RedisLockStore implements LockStore {
      * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
      * head up to the fence ({@code token=<token> fence=}), its tail after the fence
      * ({@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}), ttl ms, the waiter id of a caller
-     * that will wait (absent, or '' before a fifth argument, if it will not), and "1" for clock
-     * fences (else absent). Returns the fence, or 0 if busy (a busy attempt still bumps the
+     * that will wait (absent if it will not). Returns the fence, or 0 if busy (a busy attempt still bumps the
      * counter: fences may skip numbers, never repeat). A busy waiter joins the queue (keeping its
      * place if it is in it already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
-            local waiter = ARGV[4] ~= '' and ARGV[4]
-            local clock_fences = ARGV[5]
+            local waiter = ARGV[4]
             """ + NEXT_FENCE + """
             if not redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', fence) .. ARGV[2], 'NX', 'PX', ARGV[3]) then
               if waiter then
@@ -200,7 +231,6 @@ public final class RedisLockStore implements LockStore {
               return -1
             end
             if first then redis.call('ZREM', KEYS[3], first) end
-            local clock_fences = false
             """ + NEXT_FENCE + """
             redis.call('SET', KEYS[1], ARGV[2] .. string.format('%d', fence) .. ARGV[3], 'PX', ARGV[4])
             return fence
@@ -239,7 +269,6 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
-    private volatile boolean clockFences;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -316,10 +345,8 @@ public final class RedisLockStore implements LockStore {
         String tail = valueTail(now, ttlMillis, r.owner());
         String ttl = Long.toString(ttlMillis);
         // Every script key and argument costs server time: the uncontended path passes none it need not.
-        String[] keys = clockFences || r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
-        String[] args = clockFences ? new String[] {head, tail, ttl, r.waiting() ? waiterId : "", "1"}
-                : r.waiting() ? new String[] {head, tail, ttl, waiterId}
-                : new String[] {head, tail, ttl};
+        String[] keys = r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
+        String[] args = r.waiting() ? new String[] {head, tail, ttl, waiterId} : new String[] {head, tail, ttl};
         Long fence = run("acquire", r.name(), ACQUIRE, ScriptOutputType.INTEGER, keys, args);
         if (fence == 0L) {
             return Optional.empty();
@@ -494,11 +521,6 @@ public final class RedisLockStore implements LockStore {
             detail += ": " + e.getCause().getMessage();
         }
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
-    }
-
-    /** Makes every fence follow the server's clock (for Redlock nodes, whose counters are independent). */
-    void useClockFences() {
-        clockFences = true;
     }
 
     /** Opens the command connection now rather than on first use. */

@@ -32,7 +32,7 @@ import java.util.function.Function;
  * operation fails with {@link StoreUnavailableException}.
  *
  * <p><b>Fences are not safe under Redlock.</b> Each node keeps its own counter (following its own
- * clock in microseconds), and two successive majorities share only some nodes, so the highest fence
+ * clock in microseconds, as every Redis store does), and two successive majorities share only some nodes, so the highest fence
  * of one grant can be lower than the highest fence of an earlier grant on other nodes when their
  * clocks disagree by more than the time between the grants; a node that restarts without persistence or whose clock
  * jumps can also let two clients hold majorities at once. Redlock is a good efficiency lock (it
@@ -79,7 +79,6 @@ public final class RedlockLockStore implements LockStore {
         for (int i = 0; i < nodes.size(); i++) {
             d.append(i > 0 ? ", " : "").append(nodes.get(i).description());
         }
-        nodes.forEach(RedisLockStore::useClockFences);
         RedlockLockStore store = new RedlockLockStore(nodes, nodeTimeout, d.append(']').toString());
         store.connectAll();
         return store;
