@@ -9,12 +9,20 @@ import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.KeyScanArgs;
+import io.lettuce.core.LettuceFutures;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.IntegerOutput;
@@ -245,11 +253,28 @@ public final class RedisLockStore implements LockStore {
     private static final long UNNAMED_WAKE_DELAY_MILLIS = 5;
 
     private static final String DEFAULT_PREFIX = "turnstile:";
+    /** {@link #replicaAcks}: one replica if the master has any, else none. */
+    private static final int AUTO_ACKS = -1;
+    private static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(1);
+    /** How often the replica count of a standalone master is read again (in the background). */
+    private static final long REPLICA_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** After a failed connect, calls fail at once for this long instead of each paying a connect timeout. */
+    private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final Pattern VALUE =
             Pattern.compile("token=.*? fence=(\\d+) acquired_at=(\\d+) expires_at=(\\d+) owner=(.*)", Pattern.DOTALL);
 
     private final Supplier<StatefulConnection<String, String>> connector;
     private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
+    private final boolean cluster;
+    /** Replicas that must acknowledge a write: a count, or {@link #AUTO_ACKS}. */
+    private final int replicaAcks;
+    private final Duration replicaAckTimeout;
+    /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
+    private volatile int knownReplicas = -1;
+    private volatile long replicasCheckedAt;
+    /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
+    private volatile long connectFailedAt;
+    private volatile RedisException connectFailure;
     private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
     private final String prefix;
     private final String description;
@@ -276,6 +301,9 @@ public final class RedisLockStore implements LockStore {
     private RedisLockStore(Builder b) {
         this.connector = b.connector;
         this.syncOf = b.syncOf;
+        this.cluster = b.cluster;
+        this.replicaAcks = b.replicaAcks;
+        this.replicaAckTimeout = b.replicaAckTimeout;
         this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
@@ -292,8 +320,8 @@ public final class RedisLockStore implements LockStore {
      */
     public static Builder builder(RedisClient client) {
         Objects.requireNonNull(client, "client");
-        return new Builder(client::connect, c -> ((io.lettuce.core.api.StatefulRedisConnection<String, String>) c).sync(),
-                client::connectPubSub, "redis");
+        return new Builder(client::connect, c -> ((StatefulRedisConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis", false);
     }
 
     /**
@@ -305,8 +333,8 @@ public final class RedisLockStore implements LockStore {
     public static Builder builder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client");
         return new Builder(client::connect,
-                c -> ((io.lettuce.core.cluster.api.StatefulRedisClusterConnection<String, String>) c).sync(),
-                client::connectPubSub, "redis-cluster");
+                c -> ((StatefulRedisClusterConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis-cluster", true);
     }
 
     /**
@@ -347,18 +375,25 @@ public final class RedisLockStore implements LockStore {
         // Every script key and argument costs server time: the uncontended path passes none it need not.
         String[] keys = r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
         String[] args = r.waiting() ? new String[] {head, tail, ttl, waiterId} : new String[] {head, tail, ttl};
-        Long fence = run("acquire", r.name(), ACQUIRE, ScriptOutputType.INTEGER, keys, args);
-        if (fence == 0L) {
+        Acked fence = runAcked("acquire", r.name(), ACQUIRE, keys, args);
+        if (fence.result() == 0L) {
             return Optional.empty();
         }
-        return Optional.of(grant(fence, now, ttlMillis));
+        if (fence.unacknowledged()) {
+            giveBack(r.name(), r.token());
+            throw notAcknowledged("acquired lock '" + r.name() + "'", fence, "gave it back");
+        }
+        return Optional.of(grant(fence.result(), now, ttlMillis));
     }
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {
-        Long ok = run("extend", name, EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
+        Acked ok = runAcked("extend", name, EXTEND, new String[] {lockKey(name)},
                 token, Long.toString(ttl.toMillis()), Long.toString(System.currentTimeMillis() + ttl.toMillis()));
-        return ok == 1L;
+        if (ok.result() == 1L && ok.unacknowledged()) {
+            throw notAcknowledged("extended lock '" + name + "'", ok, "the extension may be lost in a failover");
+        }
+        return ok.result() == 1L;
     }
 
     @Override
@@ -385,10 +420,18 @@ public final class RedisLockStore implements LockStore {
         String key = lockKey(name);
         long ttlMillis = next.ttl().toMillis();
         long now = System.currentTimeMillis();
-        Long fence = run("hand over", name, HAND_OVER, ScriptOutputType.INTEGER, new String[] {key, key + FENCE, key + WAITERS},
+        Acked handed = runAcked("hand over", name, HAND_OVER, new String[] {key, key + FENCE, key + WAITERS},
                 token, valueHead(next.token()), valueTail(now, ttlMillis, next.owner()), Long.toString(ttlMillis), waiterId);
+        long fence = handed.result();
         if (fence == 0L) {
             return HandOver.notHeld();
+        }
+        if (fence > 0 && handed.unacknowledged()) {
+            // The old lease is over either way; the next holder's is not safe: give it back, and
+            // let the waiter acquire (and be told of the replicas) on its own.
+            log.warn("{}", notAcknowledged("handed lock '" + name + "' over", handed, "gave it back").getMessage());
+            giveBack(name, next.token());
+            return HandOver.releasedOnly();
         }
         return fence < 0 ? HandOver.releasedOnly() : HandOver.handedTo(grant(fence, now, ttlMillis));
     }
@@ -499,6 +542,147 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
+    /**
+     * A write's integer reply, and how many replicas acknowledged it out of how many were wanted.
+     *
+     * @param result the script's reply
+     * @param acks replicas that acknowledged it ({@code WAIT}'s reply; 0 when not asked)
+     * @param required replicas wanted (0: none asked)
+     */
+    private record Acked(long result, long acks, int required) {
+        boolean unacknowledged() {
+            return acks < required;
+        }
+    }
+
+    /**
+     * Runs a write script, then, if replicas must acknowledge it, {@code WAIT}s for them on the
+     * same connection (WAIT covers everything the connection wrote before it). On a standalone or
+     * Sentinel master the two go out together (one round trip); on Cluster the WAIT follows on the
+     * connection to the key's master.
+     */
+    private Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
+        int required = requiredAcks(keys[0]);
+        if (required == 0) {
+            Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
+            return new Acked(result, 0, 0);
+        }
+        try {
+            long ackMillis = replicaAckTimeout.toMillis();
+            if (cluster) {
+                Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
+                StatefulRedisConnection<String, String> node = masterConnection(keys[0]);
+                return new Acked(result, node.sync().waitForReplication(required, ackMillis), required);
+            }
+            RedisClusterCommands<String, String> cmd = commands();
+            @SuppressWarnings("unchecked")
+            RedisClusterAsyncCommands<String, String> async = ((StatefulRedisConnection<String, String>) connection).async();
+            long limit = connection.getTimeout().toNanos() + replicaAckTimeout.toNanos();
+            String sha = shas.computeIfAbsent(script, cmd::digest);
+            RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
+            RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
+            Long result;
+            try {
+                result = LettuceFutures.awaitOrCancel(write, limit, TimeUnit.NANOSECONDS);
+            } catch (RedisNoScriptException e) {
+                LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS);
+                result = LettuceFutures.awaitOrCancel(async.<Long>eval(script, ScriptOutputType.INTEGER, keys, args), limit,
+                        TimeUnit.NANOSECONDS);
+                wait = async.waitForReplication(required, ackMillis);
+            }
+            return new Acked(result, LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS), required);
+        } catch (RedisException e) {
+            throw unavailable(verb + " lock '" + name + "'", e);
+        }
+    }
+
+    /** How many replicas must acknowledge a write to this key now. */
+    private int requiredAcks(String key) {
+        if (replicaAcks != AUTO_ACKS) {
+            return replicaAcks;
+        }
+        if (cluster) {
+            try {
+                commands();
+                return replicasOf(key) > 0 ? 1 : 0;
+            } catch (RedisException e) {
+                return 0; // the write itself will report the store unavailable
+            }
+        }
+        if (knownReplicas < 0) {
+            try {
+                commands(); // learns the count
+            } catch (RedisException e) {
+                return 0;
+            }
+        }
+        if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
+            recheckReplicas();
+        }
+        return knownReplicas > 0 ? 1 : 0;
+    }
+
+    /** Reads the replica count again in the background; the next writes use it. */
+    @SuppressWarnings("unchecked")
+    private void recheckReplicas() {
+        replicasCheckedAt = System.nanoTime();
+        StatefulConnection<String, String> c = connection;
+        if (c == null || cluster) {
+            return;
+        }
+        ((StatefulRedisConnection<String, String>) c).async().info("replication").thenAccept(info -> {
+            knownReplicas = parseReplicas(info);
+            replicasCheckedAt = System.nanoTime();
+        });
+    }
+
+    private static final Pattern CONNECTED_REPLICAS = Pattern.compile("connected_slaves:(\\d+)");
+
+    static int parseReplicas(String info) {
+        Matcher m = CONNECTED_REPLICAS.matcher(info == null ? "" : info);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /** The replicas the client's topology shows for the master of this key's slot, not marked failed. */
+    private int replicasOf(String key) {
+        RedisClusterNode master = ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()
+                .getPartitionBySlot(SlotHash.getSlot(key));
+        if (master == null) {
+            return 0;
+        }
+        int n = 0;
+        for (RedisClusterNode node : ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()) {
+            if (master.getNodeId().equals(node.getSlaveOf()) && !node.is(RedisClusterNode.NodeFlag.FAIL)
+                    && !node.is(RedisClusterNode.NodeFlag.EVENTUAL_FAIL)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The client's connection to the master of this key's slot: the one the key's commands went over. */
+    private StatefulRedisConnection<String, String> masterConnection(String key) {
+        StatefulRedisClusterConnection<String, String> c = (StatefulRedisClusterConnection<String, String>) connection;
+        RedisClusterNode master = c.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
+        return c.getConnection(master.getUri().getHost(), master.getUri().getPort());
+    }
+
+    /** Best effort: frees a token that was granted but not acknowledged. */
+    private void giveBack(String name, String token) {
+        try {
+            release(name, token, Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.debug("cannot give back lock '{}': {}", name, e.toString());
+        }
+    }
+
+    private StoreUnavailableException notAcknowledged(String what, Acked a, String consequence) {
+        recheckReplicas();
+        return new StoreUnavailableException(what + " on " + description + ", but only " + a.acks() + " of " + a.required()
+                + " replicas acknowledged it within " + replicaAckTimeout.toMillis() + " ms (" + consequence
+                + "): check the replicas, or set turnstile.replicaAcks (0: do not wait)", null);
+    }
+
     /** EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it. */
     @SuppressWarnings("unchecked")
     private <T> T run(String verb, String name, String script, ScriptOutputType type, String[] keys, String... args) {
@@ -523,6 +707,21 @@ public final class RedisLockStore implements LockStore {
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
     }
 
+    /**
+     * The server's {@code run_id} (from {@code INFO server}): the same for every address of one
+     * server process, different for every other.
+     *
+     * @throws StoreUnavailableException if the server cannot be asked
+     */
+    String serverRunId() {
+        try {
+            Matcher m = Pattern.compile("run_id:([0-9a-fA-F]+)").matcher(commands().info("server"));
+            return m.find() ? m.group(1) : null;
+        } catch (RedisException e) {
+            throw unavailable("read the server's run_id", e);
+        }
+    }
+
     /** Opens the command connection now rather than on first use. */
     void connect() {
         try {
@@ -537,8 +736,29 @@ public final class RedisLockStore implements LockStore {
         if (c == null) {
             synchronized (this) {
                 if (redis == null) {
-                    connection = connector.get();
-                    redis = syncOf.apply(connection);
+                    // A server that accepts connections and never answers costs one connect
+                    // timeout; the calls right after (the best-effort release of a failed acquire,
+                    // other threads queued here) fail at once instead of paying it again.
+                    RedisException failed = connectFailure;
+                    if (failed != null && System.nanoTime() - connectFailedAt < CONNECT_RETRY_PAUSE_NANOS) {
+                        throw new RedisConnectionException("not connected (the connect attempt "
+                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")");
+                    }
+                    StatefulConnection<String, String> c0;
+                    try {
+                        c0 = connector.get();
+                    } catch (RedisException e) {
+                        connectFailure = e;
+                        connectFailedAt = System.nanoTime();
+                        throw e;
+                    }
+                    connectFailure = null;
+                    connection = c0;
+                    redis = syncOf.apply(c0);
+                    if (!cluster && replicaAcks == AUTO_ACKS) {
+                        knownReplicas = parseReplicas(redis.info("replication"));
+                        replicasCheckedAt = System.nanoTime();
+                    }
                 }
                 c = redis;
             }
@@ -617,14 +837,18 @@ public final class RedisLockStore implements LockStore {
         private final Supplier<StatefulConnection<String, String>> connector;
         private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
         private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
+        private final boolean cluster;
         private String prefix = DEFAULT_PREFIX;
         private String description;
+        private int replicaAcks = AUTO_ACKS;
+        private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
         private final List<AutoCloseable> owned = new ArrayList<>();
 
         @SuppressWarnings("unchecked")
         private <C extends StatefulConnection<String, String>, P extends StatefulRedisPubSubConnection<String, String>> Builder(
                 Supplier<C> connector, Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf,
-                Supplier<P> pubSubConnector, String description) {
+                Supplier<P> pubSubConnector, String description, boolean cluster) {
+            this.cluster = cluster;
             this.connector = (Supplier<StatefulConnection<String, String>>) connector;
             this.syncOf = syncOf;
             this.pubSubConnector = (Supplier<StatefulRedisPubSubConnection<String, String>>) pubSubConnector;
@@ -655,6 +879,51 @@ public final class RedisLockStore implements LockStore {
          */
         public Builder description(String description) {
             this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /**
+         * Sets how many replicas must acknowledge an acquire, extend or hand-over (Redis
+         * {@code WAIT}) before it counts as done. By default (until this is called) the store waits
+         * for one replica when the master has at least one connected replica, and for none when it
+         * has none; the replica count is read with {@code INFO replication} when the store
+         * connects and again at most every 5 s (on Cluster, from the client's view of the
+         * topology). An explicit count is waited for whatever the master reports: with no replica
+         * connected, every acquire fails. {@code 0} never waits. A write that is not acknowledged
+         * in time is not reported as done: an acquire gives its token back (best effort) and throws
+         * {@link StoreUnavailableException}; an extend throws it; a hand-over gives the next
+         * holder's token back and reports the lock released. Releases never wait.
+         *
+         * <p>{@code WAIT} only narrows the window in which a failover loses a lock: the promoted
+         * replica may still be one that had not acknowledged it, and a replica without persistence
+         * that restarts forgets it. Redis 7.0 has no {@code WAITAOF} (7.2 does), so an
+         * acknowledgement means "in the replica's memory", not "on its disk".
+         *
+         * @param count 0 or more
+         * @return this builder
+         * @throws IllegalArgumentException if the count is negative
+         */
+        public Builder replicaAcks(int count) {
+            if (count < 0) {
+                throw new IllegalArgumentException("replica acknowledgements must be 0 or more, got " + count);
+            }
+            this.replicaAcks = count;
+            return this;
+        }
+
+        /**
+         * Sets how long to wait for the replicas' acknowledgement. Default 1 s. Keep it below the
+         * client's command timeout, or the wait is cut short by that timeout.
+         *
+         * @param timeout positive, at most a day
+         * @return this builder
+         * @throws IllegalArgumentException if the timeout is not positive or over a day
+         */
+        public Builder replicaAckTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("replica acknowledgement timeout must be positive and at most a day, got " + timeout);
+            }
+            this.replicaAckTimeout = timeout;
             return this;
         }
 

@@ -1,6 +1,9 @@
 package dev.turnstile.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.StoreUnavailableException;
 
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
@@ -63,7 +66,8 @@ class RedisReplicaTest {
         String name = name();
         long before;
         long lost;
-        try (LockStore onMaster = LockStores.open("redis://" + master.hostPort() + "")) {
+        // Not waiting for the replica, so that the acquire can be lost (WAIT makes that rarer, not impossible).
+        try (LockStore onMaster = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAcks=0")) {
             before = onMaster.tryAcquire(request(name + "-warm")).orElseThrow().fence();
             Grant a = onMaster.tryAcquire(request(name)).orElseThrow(); // replicated
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(replica, "GET", "turnstile:{" + name + "}:fence")
@@ -83,6 +87,55 @@ class RedisReplicaTest {
         try (LockStore onPromoted = LockStores.open("redis://" + replica.hostPort())) {
             long next = onPromoted.tryAcquire(request(name)).orElseThrow().fence();
             assertThat(next).as("the fence after the failover is above the one lost with the old master").isGreaterThan(lost);
+        }
+    }
+
+    private long waitCalls() throws Exception {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_wait:calls=(\\d+)").matcher(cli(master, "INFO", "commandstats"));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
+    void byDefaultAnAcquireWaitsForTheReplicaAndIsOnItWhenItReturns() throws Exception {
+        try (LockStore store = LockStores.open("redis://" + master.hostPort())) {
+            long waits = waitCalls();
+            for (int i = 0; i < 20; i++) {
+                String name = name();
+                Grant g = store.tryAcquire(request(name)).orElseThrow();
+                assertThat(cli(replica, "GET", "turnstile:{" + name + "}")).as("acknowledged by the replica")
+                        .contains("fence=" + g.fence() + " ");
+            }
+            assertThat(waitCalls() - waits).isGreaterThanOrEqualTo(20);
+        }
+    }
+
+    @Test
+    void withoutAReplicaAckTheAcquireFailsAndGivesTheLockBack() throws Exception {
+        String name = name();
+        try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=300ms");
+                LockStore noWait = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAcks=0")) {
+            AcquireRequest held = request(name + "-held");
+            store.tryAcquire(held).orElseThrow();
+            RedisServers.signal(replica, "STOP");
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> store.tryAcquire(request(name))).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("0 of 1 replicas acknowledged").hasMessageContaining("gave it back");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(3));
+            assertThat(cli(master, "EXISTS", "turnstile:{" + name + "}")).as("given back").isEqualTo("0");
+            assertThatThrownBy(() -> store.extend(held.name(), held.token(), Duration.ofSeconds(60)))
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("extended");
+            assertThat(noWait.tryAcquire(request(name))).as("replicaAcks=0 does not wait").isPresent();
+        }
+    }
+
+    @Test
+    void anExplicitCountIsWaitedForEvenWithoutReplicas() throws Exception {
+        RedisServers.Node alone = servers.server();
+        try (LockStore auto = LockStores.open("redis://" + alone.hostPort());
+                LockStore strict = LockStores.open("redis://" + alone.hostPort() + "?turnstile.replicaAcks=1&turnstile.replicaAckTimeout=200ms")) {
+            assertThat(auto.tryAcquire(request(name()))).as("auto: no replica, no wait").isPresent();
+            assertThatThrownBy(() -> strict.tryAcquire(request(name()))).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("0 of 1 replicas");
         }
     }
 }
