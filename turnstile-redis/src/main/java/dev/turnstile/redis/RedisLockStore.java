@@ -271,6 +271,10 @@ public final class RedisLockStore implements LockStore {
     private final Duration replicaAckTimeout;
     /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
     private volatile int knownReplicas = -1;
+    /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
+    private volatile String knownReplicationId;
+    /** Whether the master of {@link #knownReplicationId} has had a replica: then it keeps needing one. */
+    private volatile boolean hadReplicas;
     private volatile long replicasCheckedAt;
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
@@ -619,7 +623,7 @@ public final class RedisLockStore implements LockStore {
         if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
             recheckReplicas();
         }
-        return knownReplicas > 0 ? 1 : 0;
+        return knownReplicas > 0 || hadReplicas ? 1 : 0;
     }
 
     /** Reads the replica count again in the background; the next writes use it. */
@@ -630,17 +634,31 @@ public final class RedisLockStore implements LockStore {
         if (c == null || cluster) {
             return;
         }
-        ((StatefulRedisConnection<String, String>) c).async().info("replication").thenAccept(info -> {
-            knownReplicas = parseReplicas(info);
-            replicasCheckedAt = System.nanoTime();
-        });
+        ((StatefulRedisConnection<String, String>) c).async().info("replication").thenAccept(this::learnReplicas);
     }
 
     private static final Pattern CONNECTED_REPLICAS = Pattern.compile("connected_slaves:(\\d+)");
+    private static final Pattern REPLICATION_ID = Pattern.compile("master_replid:(\\w+)");
 
-    static int parseReplicas(String info) {
-        Matcher m = CONNECTED_REPLICAS.matcher(info == null ? "" : info);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    /**
+     * Takes in what {@code INFO replication} says. A master that has had a replica keeps needing
+     * one acknowledgement even when it reports none connected: a master cut off from its replicas is
+     * the one whose grants a failover loses, so it must stop granting rather than carry on alone. A
+     * new master (a new replication ID: promoted, or restarted) is learned afresh.
+     */
+    private synchronized void learnReplicas(String info) {
+        String text = info == null ? "" : info;
+        Matcher m = CONNECTED_REPLICAS.matcher(text);
+        int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
+        Matcher id = REPLICATION_ID.matcher(text);
+        String replicationId = id.find() ? id.group(1) : null;
+        if (replicationId == null || !replicationId.equals(knownReplicationId)) {
+            knownReplicationId = replicationId;
+            hadReplicas = false;
+        }
+        hadReplicas |= n > 0;
+        knownReplicas = n;
+        replicasCheckedAt = System.nanoTime();
     }
 
     /** The replicas the client's topology shows for the master of this key's slot, not marked failed. */
@@ -756,8 +774,7 @@ public final class RedisLockStore implements LockStore {
                     connection = c0;
                     redis = syncOf.apply(c0);
                     if (!cluster && replicaAcks == AUTO_ACKS) {
-                        knownReplicas = parseReplicas(redis.info("replication"));
-                        replicasCheckedAt = System.nanoTime();
+                        learnReplicas(redis.info("replication"));
                     }
                 }
                 c = redis;
@@ -888,7 +905,9 @@ public final class RedisLockStore implements LockStore {
          * for one replica when the master has at least one connected replica, and for none when it
          * has none; the replica count is read with {@code INFO replication} when the store
          * connects and again at most every 5 s (on Cluster, from the client's view of the
-         * topology). An explicit count is waited for whatever the master reports: with no replica
+         * topology). A master that has had a replica keeps needing one when it later reports none
+         * (cut off from its replicas, its grants are the ones a failover loses); a new master (a
+         * new replication ID) is learned afresh. An explicit count is waited for whatever the master reports: with no replica
          * connected, every acquire fails. {@code 0} never waits. A write that is not acknowledged
          * in time is not reported as done: an acquire gives its token back (best effort) and throws
          * {@link StoreUnavailableException}; an extend throws it; a hand-over gives the next

@@ -129,6 +129,22 @@ class RedisReplicaTest {
     }
 
     @Test
+    void aMasterCutOffFromItsReplicaStopsGrantingEvenWhenItReportsNoReplica() throws Exception {
+        try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=200ms")) {
+            assertThat(store.tryAcquire(request(name()))).isPresent();
+            RedisServers.signal(replica, "STOP");
+            cli(master, "CLIENT", "KILL", "TYPE", "replica");
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(master, "INFO", "replication").contains("connected_slaves:0"));
+            for (int i = 0; i < 3; i++) {
+                // the first failure has the store read the replica count again: 0, but it had one
+                assertThatThrownBy(() -> store.tryAcquire(request(name()))).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("0 of 1 replicas");
+                Thread.sleep(300);
+            }
+        }
+    }
+
+    @Test
     void anExplicitCountIsWaitedForEvenWithoutReplicas() throws Exception {
         RedisServers.Node alone = servers.server();
         try (LockStore auto = LockStores.open("redis://" + alone.hostPort());
