@@ -10,11 +10,9 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -106,6 +104,10 @@ class RedisReplicaTest {
                         .contains("fence=" + g.fence() + " ");
             }
             assertThat(waitCalls() - waits).isGreaterThanOrEqualTo(20);
+            cli(master, "SCRIPT", "FLUSH"); // the script and its WAIT are sent again after NOSCRIPT
+            String name = name();
+            Grant g = store.tryAcquire(request(name)).orElseThrow();
+            assertThat(cli(replica, "GET", "turnstile:{" + name + "}")).contains("fence=" + g.fence() + " ");
         }
     }
 
@@ -152,6 +154,22 @@ class RedisReplicaTest {
             assertThat(auto.tryAcquire(request(name()))).as("auto: no replica, no wait").isPresent();
             assertThatThrownBy(() -> strict.tryAcquire(request(name()))).isInstanceOf(StoreUnavailableException.class)
                     .hasMessageContaining("0 of 1 replicas");
+        }
+    }
+
+    @Test
+    void aHandOverThatNoReplicaAcknowledgesLeavesTheLockFree() throws Exception {
+        String name = name();
+        RedisClient client = RedisClient.create("redis://" + master.hostPort());
+        try (RedisLockStore store = RedisLockStore.builder(client).replicaAckTimeout(Duration.ofMillis(300)).build()) {
+            store.tryAcquire(new AcquireRequest(name, "o", "t1", Duration.ofSeconds(30))).orElseThrow();
+            RedisServers.signal(replica, "STOP");
+            dev.turnstile.spi.HandOver h = store.handOver(name, "t1", new AcquireRequest(name, "o", "t2", Duration.ofSeconds(30), true));
+            assertThat(h).as("the old lease ended; the new one was not acknowledged, so it was given back")
+                    .isEqualTo(dev.turnstile.spi.HandOver.releasedOnly());
+            assertThat(cli(master, "EXISTS", "turnstile:{" + name + "}")).isEqualTo("0");
+        } finally {
+            client.shutdown();
         }
     }
 }
