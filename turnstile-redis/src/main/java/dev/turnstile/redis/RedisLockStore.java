@@ -646,20 +646,26 @@ public final class RedisLockStore implements LockStore {
      * the one whose grants a failover loses, so it must stop granting rather than carry on alone. A
      * new master (a new replication ID: promoted, or restarted) is learned afresh.
      */
-    private synchronized void learnReplicas(String info) {
+    private void learnReplicas(String info) {
         String text = info == null ? "" : info;
         Matcher m = CONNECTED_REPLICAS.matcher(text);
         int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
         Matcher id = REPLICATION_ID.matcher(text);
         String replicationId = id.find() ? id.group(1) : null;
-        if (replicationId == null || !replicationId.equals(knownReplicationId)) {
-            knownReplicationId = replicationId;
-            hadReplicas = false;
+        // Its own lock, not the store's: this runs on a Netty thread, which must never wait for a
+        // connect that holds the store's lock (and may need that very thread).
+        synchronized (replicaLock) {
+            if (replicationId == null || !replicationId.equals(knownReplicationId)) {
+                knownReplicationId = replicationId;
+                hadReplicas = false;
+            }
+            hadReplicas |= n > 0;
+            knownReplicas = n;
+            replicasCheckedAt = System.nanoTime();
         }
-        hadReplicas |= n > 0;
-        knownReplicas = n;
-        replicasCheckedAt = System.nanoTime();
     }
+
+    private final Object replicaLock = new Object();
 
     /** The replicas the client's topology shows for the master of this key's slot, not marked failed. */
     private int replicasOf(String key) {
