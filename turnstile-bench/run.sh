@@ -10,7 +10,9 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff] [--rebuild|--no-build]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica] [--rebuild|--no-build]
+# --only redis-replica starts its own master and replica (redis-server on free ports, no persistence)
+# and measures S1/S2 with and without the replica acknowledgement; it is not part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
@@ -50,8 +52,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis or redis-handoff" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff or redis-replica" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -81,5 +83,21 @@ if [[ $only == all || $only == redis ]]; then
 fi
 if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis
+fi
+if [[ $only == redis-replica ]]; then
+  tmp="$(mktemp -d)"
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+  mport="$(free_port)"
+  rport="$(free_port)"
+  redis-server --port "$mport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" --daemonize yes \
+    --pidfile "$tmp/m.pid" --logfile "$tmp/m.log"
+  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" --daemonize yes \
+    --pidfile "$tmp/r.pid" --logfile "$tmp/r.log" --replicaof 127.0.0.1 "$mport"
+  trap 'kill "$(cat "$tmp/m.pid")" "$(cat "$tmp/r.pid")" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do
+    redis-cli -p "$mport" INFO replication | grep -q 'state=online' && break
+    sleep 0.1
+  done
+  java "${java_opts[@]}" "${props[@]}" -Dbench.redisUrl="redis://127.0.0.1:$mport" -cp "$cp" dev.turnstile.bench.RedisReplicaBench
 fi
 echo "results: $report"

@@ -5,7 +5,7 @@
 # JSON twin (default docs/reliability.md and docs/reliability.json).
 #
 # usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock]
-#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock]
+#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
 #          [--out FILE.md] [--workers N] [--rebuild | --no-build]
 # --short (default): one round per scenario, about 12 s each, ~6 min in all; --long: three rounds with
 # longer quiet spells. Needs PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust; it also
@@ -13,6 +13,8 @@
 # password, database test) and redis-server (the harness starts its own; 6379 is never touched);
 # scripts/services.sh sets those up. The clock fault needs libfaketime: installed here with apt-get
 # when missing (as root); otherwise the run stops with a message instead of skipping it.
+# Only when named: --stores redis-sentinel,redis-sentinel-noack (master, replica and Sentinel of the
+# harness's own, with and without replica acknowledgement) for --faults failover.
 # Builds only this module (the others must be in the local repository); MVN_FLAGS=-o builds offline.
 # Exit code 0 when every scenario passes, 1 when one fails.
 #
@@ -43,7 +45,7 @@ while (($#)); do
     --rounds) rounds="$2"; command+=" $1 $2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,21p' "$self"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$self"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

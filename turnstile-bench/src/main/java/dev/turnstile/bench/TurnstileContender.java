@@ -30,13 +30,25 @@ final class TurnstileContender implements Contender, WaitingContender {
      *     contender alone, as a hand-off child's is)
      */
     TurnstileContender(LockStore store, boolean closeStore) {
+        this(store, closeStore, "TURNSTILE");
+    }
+
+    /**
+     * @param store the store to lock on
+     * @param closeStore whether {@link #close()} closes the store too
+     * @param id the label in tables (when one run compares two set-ups of Turnstile)
+     */
+    TurnstileContender(LockStore store, boolean closeStore, String id) {
         this.turnstile = Turnstile.builder(store).build();
         this.ownedStore = closeStore ? store : null;
+        this.id = id;
     }
+
+    private final String id;
 
     @Override
     public String id() {
-        return "TURNSTILE";
+        return id;
     }
 
     @Override

@@ -9,8 +9,8 @@ import java.util.List;
  * the report.
  *
  * <pre>
- * ChaosRun [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock]
- *          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock]
+ * ChaosRun [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock (also redis-sentinel,redis-sentinel-noack)]
+ *          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
  *          [--out docs/reliability.md] [--work-dir turnstile-chaos/target/chaos] [--workers 5] [--command TEXT]
  * </pre>
  *
@@ -47,7 +47,8 @@ public final class ChaosRun {
                     case "--workers" -> workers = Integer.parseInt(value(args, ++i));
                     case "--command" -> command = value(args, ++i);
                     case "-h", "--help" -> {
-                        System.out.println("usage: ChaosRun [--short|--long] [--stores " + String.join(",", StoreSpec.ALL) + "] [--faults "
+                        System.out.println("usage: ChaosRun [--short|--long] [--stores " + String.join(",", StoreSpec.ALL) + " (also: "
+                                + String.join(",", StoreSpec.EXTRA) + ")] [--faults "
                                 + String.join(",", Fault.ALL) + "] [--out FILE.md] [--work-dir DIR] [--workers N]");
                         return;
                     }

@@ -46,6 +46,7 @@ public record Event(long t, long wall, int worker, String type, long fence, Stri
     public static final String CLOCK_JUMP = "clock_jump";
     public static final String DESTROY = "destroy";
     public static final String STOP = "stop";
+    public static final String REPLICA_LAG = "replica_lag";
 
     // Write outcomes.
     public static final String ACCEPTED = "accepted";

@@ -18,7 +18,7 @@ public sealed interface Fault {
 
     /** The faults in report order, by name. */
     List<String> ALL = List.of("none", "kill", "pause", "partition", "latency", "restart", "redlock-minority",
-            "redlock-majority", "clock");
+            "redlock-majority", "clock", "failover");
 
     /** The name in reports and on the command line. */
     String id();
@@ -70,6 +70,7 @@ public sealed interface Fault {
             case "redlock-minority" -> new RedlockNodesDown(false);
             case "redlock-majority" -> new RedlockNodesDown(true);
             case "clock" -> new ClockJump(Duration.ofMinutes(5));
+            case "failover" -> new Failover();
             default -> throw new IllegalArgumentException("unknown fault '" + id + "': known faults are " + String.join(", ", ALL));
         };
     }
@@ -285,6 +286,54 @@ public sealed interface Fault {
                 throw new UncheckedIOException(e);
             }
             cluster.record(w.id, Event.CLOCK_JUMP, offset);
+        }
+    }
+
+    /**
+     * A Sentinel failover that loses the last writes: while the lock is held, the replica is frozen
+     * and cut off (SIGSTOP, then {@code CLIENT KILL TYPE replica} on the master, so nothing the
+     * master writes reaches it) for the outage; then the master is SIGKILLed and the replica
+     * resumed, and Sentinel promotes it, without the writes of the outage (grants, extensions,
+     * fence bumps). The old master comes back empty as the new master's replica.
+     */
+    record Failover() implements Fault {
+        @Override public String id() { return "failover"; }
+        @Override public boolean appliesTo(StoreSpec store) { return store.failsOver(); }
+
+        @Override
+        public String describe(ChaosConfig c) {
+            return "Sentinel failover to a lagging replica: replica frozen and cut off for " + c.outage().toMillis()
+                    + " ms while the lock is held, then the master SIGKILLed and the replica promoted without those writes";
+        }
+
+        @Override
+        public String inject(Cluster cluster) {
+            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            if (holder == null) {
+                return "nobody held the lock";
+            }
+            StoreInstance s = cluster.store();
+            RedisServer master = s.master();
+            RedisServer replica = s.replica();
+            cluster.record(holder.id, Event.REPLICA_LAG, "replica " + replica.port() + " frozen and cut off");
+            Harness.signal(replica.pid(), "STOP");
+            Harness.exec(List.of("redis-cli", "-p", Integer.toString(master.port()), "CLIENT", "KILL", "TYPE", "replica"), 10);
+            Harness.sleep(cluster.config().outage().toMillis());
+            cluster.record(-1, Event.STORE_DOWN, "master " + master.port() + " SIGKILLed");
+            master.kill();
+            Harness.signal(replica.pid(), "CONT");
+            long start = System.nanoTime();
+            while (s.sentinel().masterPort() != replica.port()) {
+                if (System.nanoTime() - start > Duration.ofSeconds(60).toNanos()) {
+                    return "Sentinel did not promote the replica within 60 s";
+                }
+                Harness.sleep(50);
+            }
+            cluster.record(-1, Event.STORE_UP, "replica " + replica.port() + " promoted after "
+                    + (System.nanoTime() - start) / 1_000_000 + " ms");
+            master.start(List.of("--replicaof", "127.0.0.1", Integer.toString(replica.port())));
+            s.swapRoles();
+            return null;
         }
     }
 }

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
 public final class History {
     private static final Set<String> HARNESS = Set.of(Event.SPAWN, Event.KILL, Event.PAUSE, Event.RESUME, Event.PARTITION,
             Event.HEAL, Event.DELAY_ON, Event.DELAY_OFF, Event.STORE_DOWN, Event.STORE_UP, Event.NODES_DOWN,
-            Event.NODES_UP, Event.CLOCK_JUMP, Event.DESTROY, Event.STOP);
+            Event.NODES_UP, Event.CLOCK_JUMP, Event.DESTROY, Event.STOP, Event.REPLICA_LAG);
 
     /**
      * One hold: from the moment {@code acquire} returned a lease to the earlier of the release call

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 public final class RedisServer implements AutoCloseable {
     private final int port;
     private final Path dir;
+    private final List<String> extra;
     private Process process;
 
     /**
@@ -25,9 +26,25 @@ public final class RedisServer implements AutoCloseable {
      * @param dir where its log goes
      */
     public RedisServer(Path dir) {
+        this(dir, List.of());
+    }
+
+    /**
+     * Starts a server with extra arguments (for example {@code --replicaof host port}).
+     *
+     * @param dir where its log goes
+     * @param extra more {@code redis-server} arguments
+     */
+    public RedisServer(Path dir, List<String> extra) {
         this.port = freePort();
         this.dir = dir;
+        this.extra = List.copyOf(extra);
         start();
+    }
+
+    /** Its process id, or -1 when it is not running. */
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
     }
 
     /** A free loopback port. */
@@ -51,9 +68,19 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts it (again) on the same port, empty. */
     public synchronized void start() {
-        List<String> cmd = List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+        start(extra);
+    }
+
+    /**
+     * Starts it (again) on the same port, empty, with these extra arguments instead of its own.
+     *
+     * @param args more {@code redis-server} arguments
+     */
+    public synchronized void start(List<String> args) {
+        List<String> cmd = new java.util.ArrayList<>(List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--daemonize", "no",
-                "--logfile", dir.resolve("redis-" + port + ".log").toString());
+                "--logfile", dir.resolve("redis-" + port + ".log").toString()));
+        cmd.addAll(args);
         try {
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis-" + port + ".out").toFile())).start();

@@ -18,6 +18,9 @@ public final class StoreInstance implements AutoCloseable {
     private final StoreSpec spec;
     private final Path dir;
     private final List<RedisServer> redis = new ArrayList<>();
+    private RedisSentinel sentinel;
+    /** Sentinel: which of {@link #redis} is the master now (the other is its replica). */
+    private int masterIndex;
     private final List<String> endpoints = new ArrayList<>();
 
     StoreInstance(StoreSpec spec, Path dir) {
@@ -34,13 +37,54 @@ public final class StoreInstance implements AutoCloseable {
                         redis.add(new RedisServer(dir));
                     }
                 }
+                case REDIS_SENTINEL -> startSentinel();
                 default -> throw new IllegalStateException(spec.kind().toString());
             }
         } catch (RuntimeException e) {
             close();
             throw e;
         }
-        redis.forEach(r -> endpoints.add(r.hostPort()));
+        if (sentinel != null) {
+            endpoints.add(sentinel.hostPort());
+        } else {
+            redis.forEach(r -> endpoints.add(r.hostPort()));
+        }
+    }
+
+    /** A master, its replica in sync, and a Sentinel that knows both. */
+    private void startSentinel() {
+        RedisServer master = new RedisServer(dir);
+        redis.add(master);
+        redis.add(new RedisServer(dir, List.of("--replicaof", "127.0.0.1", Integer.toString(master.port()))));
+        sentinel = new RedisSentinel(dir, master.port());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (sentinel.replicasUp() < 1 || !Harness.exec(List.of("redis-cli", "-p", Integer.toString(master.port()), "INFO",
+                "replication"), 10).contains("state=online")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the replica did not come in sync, or Sentinel did not see it, within 30 s; see " + dir);
+            }
+            Harness.sleep(100);
+        }
+    }
+
+    /** Sentinel: the master now. */
+    public RedisServer master() {
+        return redis.get(masterIndex);
+    }
+
+    /** Sentinel: the replica now. */
+    public RedisServer replica() {
+        return redis.get(1 - masterIndex);
+    }
+
+    /** Sentinel: the Sentinel. */
+    public RedisSentinel sentinel() {
+        return sentinel;
+    }
+
+    /** Sentinel: after a failover, the replica is the master and the old master (restarted) its replica. */
+    void swapRoles() {
+        masterIndex = 1 - masterIndex;
     }
 
     /** The store. */
@@ -78,6 +122,8 @@ public final class StoreInstance implements AutoCloseable {
                     + "/test?user=root&connectTimeout=3000&socketTimeout=15000&turnstile.table=" + TABLE;
             case REDIS -> "redis://" + via.get(0) + "?turnstile.timeout=2s";
             case REDLOCK -> "redlock://" + String.join(",", via) + "?turnstile.nodeTimeout=200ms";
+            case REDIS_SENTINEL -> "redis-sentinel://" + via.get(0) + "?turnstile.timeout=2s"
+                    + (spec.name().endsWith("-noack") ? "&turnstile.replicaAcks=0" : "") + "#" + RedisSentinel.MASTER_NAME;
         };
         return spec.urlPrefix() + u;
     }
@@ -128,6 +174,9 @@ public final class StoreInstance implements AutoCloseable {
 
     @Override
     public void close() {
+        if (sentinel != null) {
+            sentinel.close();
+        }
         redis.forEach(RedisServer::close);
     }
 }

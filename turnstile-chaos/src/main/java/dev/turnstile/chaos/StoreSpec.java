@@ -24,11 +24,23 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         /** A redis-server the harness starts, without persistence. */
         REDIS,
         /** Redlock over three redis-servers the harness starts, without persistence. */
-        REDLOCK
+        REDLOCK,
+        /**
+         * A master, one replica and one Sentinel the harness starts, without persistence; workers
+         * reach the master through the Sentinel.
+         */
+        REDIS_SENTINEL
     }
 
     /** The stores a CI machine of this project has, in report order. */
     public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock");
+
+    /**
+     * Stores run only when named: Sentinel with replica acknowledgement (the default,
+     * {@code turnstile.replicaAcks=auto}) and without it ({@code -noack}, so a failover can lose
+     * grants and only the fence floor keeps order).
+     */
+    public static final List<String> EXTRA = List.of("redis-sentinel", "redis-sentinel-noack");
 
     /**
      * The store of that name.
@@ -43,7 +55,10 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
             case "mariadb", "mysql" -> new StoreSpec("mariadb", Kind.MARIADB, "");
             case "redis" -> new StoreSpec("redis", Kind.REDIS, "");
             case "redlock" -> new StoreSpec("redlock", Kind.REDLOCK, "");
-            default -> throw new IllegalArgumentException("unknown store '" + name + "': known stores are " + String.join(", ", ALL));
+            case "redis-sentinel" -> new StoreSpec("redis-sentinel", Kind.REDIS_SENTINEL, "");
+            case "redis-sentinel-noack" -> new StoreSpec("redis-sentinel-noack", Kind.REDIS_SENTINEL, "");
+            default -> throw new IllegalArgumentException("unknown store '" + name + "': known stores are " + String.join(", ", ALL)
+                    + ", " + String.join(", ", EXTRA));
         };
     }
 
@@ -71,9 +86,17 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind != Kind.SQLITE;
     }
 
-    /** Reached over TCP, so the proxy can put faults between workers and store. */
+    /**
+     * Reached over TCP, so the proxy can put faults between workers and store. Not Sentinel: the
+     * proxy could stand only before the Sentinel, which hands out the master's real address.
+     */
     public boolean networked() {
-        return kind != Kind.SQLITE;
+        return kind != Kind.SQLITE && kind != Kind.REDIS_SENTINEL;
+    }
+
+    /** Replicas behind a master that Sentinel fails over. */
+    public boolean failsOver() {
+        return kind == Kind.REDIS_SENTINEL;
     }
 
     /** The harness can restart it: the machine's PostgreSQL, or a Redis of its own. */

@@ -56,6 +56,7 @@ final class Verdict {
         List<OverlapChecker.Overlap> counted = overlaps.notInvolving(paused);
         int inherent = overlaps.count() - counted.size();
         boolean mustBeZero = store.singleNode()
+                && !(fault instanceof Fault.Failover)
                 && (!(fault instanceof Fault.RestartStore) || store.durable())
                 && (!(fault instanceof Fault.ClockJump) || store.ownClock());
         if (!counted.isEmpty()) {
@@ -63,6 +64,8 @@ final class Verdict {
                     .mapToDouble(OverlapChecker.Overlap::millis).max().orElse(0)) + "), e.g. " + counted.get(0);
             if (mustBeZero) {
                 v.failures.add(what);
+            } else if (fault instanceof Fault.Failover) {
+                v.notes.add("Redis failover (asynchronous replication): the promoted replica had not seen the last writes: " + what);
             } else if (fault instanceof Fault.RestartStore) {
                 v.notes.add("Redis without persistence: the restart forgot the holder: " + what);
             } else if (fault instanceof Fault.ClockJump && !store.ownClock()) {

@@ -121,4 +121,31 @@ class VerdictTest {
         assertThat(sqlite.passed()).as(sqlite.failures().toString()).isTrue();
         assertThat(sqlite.notes()).anySatisfy(n -> assertThat(n).startsWith("SQLite has no clock of its own"));
     }
+
+    /** Worker 0 holds fence 1 when the replica starts to lag; the failover loses its lease; worker 1 takes over. */
+    static Histories failoverRun(long nextFence) {
+        return new Histories().acquired(0, 1, 0).harness(Event.REPLICA_LAG, 0, 100).harness(Event.STORE_DOWN, -1, 3600)
+                .harness(Event.STORE_UP, -1, 5000).round(1, nextFence, 5100, 6000).lost(0, 1, 5500)
+                .release(0, 1, 5600, "ALREADY_EXPIRED").round(2, nextFence + 1, 6100, 6500);
+    }
+
+    @Test
+    void anOverlapAfterAFailoverIsNotedButARepeatedFenceFails() {
+        ScenarioResult ok = judge("redis-sentinel-noack", "failover", failoverRun(2).build());
+        assertThat(ok.overlaps().count()).isEqualTo(1);
+        assertThat(ok.passed()).as(ok.failures().toString()).isTrue();
+        assertThat(ok.notes()).anySatisfy(n -> assertThat(n).startsWith("Redis failover (asynchronous replication)"));
+
+        ScenarioResult repeated = judge("redis-sentinel", "failover", failoverRun(1).build());
+        assertThat(repeated.failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+    }
+
+    @Test
+    void theFailoverFaultAppliesOnlyToSentinelStoresWhichRunOnlyWhenNamed() {
+        assertThat(Fault.named("failover").appliesTo(StoreSpec.named("redis-sentinel"))).isTrue();
+        assertThat(Fault.named("failover").appliesTo(StoreSpec.named("redis"))).isFalse();
+        assertThat(StoreSpec.ALL).doesNotContain("redis-sentinel");
+        assertThat(StoreSpec.named("redis-sentinel").safeFences()).isTrue();
+        assertThat(Fault.named("partition").appliesTo(StoreSpec.named("redis-sentinel"))).as("no proxy before Sentinel").isFalse();
+    }
 }

@@ -9,12 +9,20 @@ import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.KeyScanArgs;
+import io.lettuce.core.LettuceFutures;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.IntegerOutput;
@@ -61,9 +69,15 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>{<name>}:released}, so that waiter is woken at once (the others a few
  * milliseconds later, in case it is gone) instead of everyone polling or racing.
  *
- * <p>Fences survive a restart without persistence: a missing counter resumes from the server's
- * {@code TIME} in microseconds, above every fence issued before (unless the server's clock went back). Exclusion does not survive it: a restarted server without persistence has forgotten the
- * holder. Use {@code appendfsync always}, or restart it only after the longest TTL.
+ * <p>Fences never repeat, on any topology and across a failover or a restart without
+ * persistence: every fence is at least the server's {@code TIME} (in µs, to the millisecond below),
+ * so a promoted replica whose counter missed the last writes, or a server that lost its counter,
+ * still issues fences above every fence issued before (as long as the servers' clocks agree to
+ * within the time a failover takes; see the comment on the scripts). Exclusion does not survive a
+ * lost write: a restarted server without persistence, or a promoted replica that missed the
+ * acquire, has forgotten the holder. Replica acknowledgement ({@link Builder#replicaAcks(int)})
+ * narrows that window; {@code appendfsync always}, or a restart only after the longest TTL, closes
+ * it for restarts.
  */
 public final class RedisLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
@@ -77,25 +91,52 @@ public final class RedisLockStore implements LockStore {
      * time is every client's: so the client writes the text around the fence (the times are its
      * clock's, shown for people; expiry is the PX TTL, on the server's clock), and the common
      * paths keep to INCR and SET NX PX to acquire, GET, DEL and PUBLISH to release. Lua prints
-     * numbers with 14 significant digits, so the fence (16 digits once seeded from the clock) is
+     * numbers with 14 significant digits, so the fence (16 digits: it follows the clock in µs) is
      * formatted with %d.
      */
 
     /**
-     * Bumps the counter KEYS[2] into {@code fence}. A missing counter (a new name, or one lost in a
-     * restart without persistence or to eviction) resumes from the server's clock in microseconds,
-     * above every fence it issued; with {@code clock_fences} set (Redlock nodes) every fence
-     * follows that clock, so the nodes' fences stay close to each other.
+     * Bumps the counter KEYS[2] into {@code fence}, floored by the server's clock: the fence is
+     * {@code max(counter + 1, TIME in µs rounded down to the millisecond)}, and the counter keeps it.
+     *
+     * <p>Why the floor is on every acquire, and why a millisecond floor is enough. Redis replicates
+     * asynchronously, so a failover (Sentinel, Cluster, or a hand-made {@code REPLICAOF NO ONE}) can
+     * lose the last writes: the promoted replica's counter is present but stale, and a bare
+     * {@code INCR} would hand out a fence that was already issued. The floor prevents that,
+     * under two conditions:
+     *
+     * <ol>
+     *   <li><b>Fences do not run ahead of the clock.</b> Within one millisecond the counter moves by
+     *       one per acquire from the millisecond's start; a script takes microseconds, so fewer than
+     *       1000 acquires of one name fit in a millisecond, and every fence issued at server time
+     *       {@code t} is at most {@code t} in µs. (A server clock stepped back lets the counter run
+     *       ahead by the step; on that server the fences still increase, by the counter.)
+     *   <li><b>A failover takes longer than the clocks disagree, plus 1 ms.</b> Writes lost in a
+     *       failover were made before the replica was promoted: Sentinel promotes a replica only
+     *       after {@code down-after-milliseconds} (30 s by default) and Cluster after
+     *       {@code cluster-node-timeout} (15 s by default). The first fence the new master issues is
+     *       at least its clock, to the millisecond below; every fence lost with the old master was
+     *       at most the old master's clock when it was issued. So the new fence is greater whenever
+     *       the two servers' clocks disagree by less than the failover took, less 1 ms: with NTP,
+     *       milliseconds against seconds.
+     * </ol>
+     *
+     * <p>What it does not cover: a forced or manual failover ({@code CLUSTER FAILOVER TAKEOVER},
+     * {@code SENTINEL FAILOVER}) that promotes a replica within milliseconds of a lost write, and
+     * servers whose clocks disagree by more than the failover takes. The replica acknowledgement
+     * ({@code WAIT}) makes a lost acquire rarer still; see {@link Builder#replicaAcks(int)}.
+     *
+     * <p>Cost: {@code TIME} and a comparison on every acquire (about 0.6 µs of server time); the
+     * counter is rewritten at most once per millisecond per name. A missing counter (a new name, a
+     * restart without persistence, eviction) is covered by the same floor.
      */
     private static final String NEXT_FENCE = """
             local fence = redis.call('INCR', KEYS[2])
-            if fence == 1 or clock_fences then
-              local t = redis.call('TIME')
-              local micros = t[1] * 1000000 + t[2]
-              if fence < micros then
-                fence = micros
-                redis.call('SET', KEYS[2], string.format('%d', fence))
-              end
+            local t = redis.call('TIME')
+            local floor = t[1] * 1000000 + (t[2] - t[2] % 1000)
+            if fence < floor then
+              fence = floor
+              redis.call('SET', KEYS[2], string.format('%d', fence))
             end
             """;
 
@@ -103,14 +144,12 @@ public final class RedisLockStore implements LockStore {
      * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
      * head up to the fence ({@code token=<token> fence=}), its tail after the fence
      * ({@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}), ttl ms, the waiter id of a caller
-     * that will wait (absent, or '' before a fifth argument, if it will not), and "1" for clock
-     * fences (else absent). Returns the fence, or 0 if busy (a busy attempt still bumps the
+     * that will wait (absent if it will not). Returns the fence, or 0 if busy (a busy attempt still bumps the
      * counter: fences may skip numbers, never repeat). A busy waiter joins the queue (keeping its
      * place if it is in it already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
-            local waiter = ARGV[4] ~= '' and ARGV[4]
-            local clock_fences = ARGV[5]
+            local waiter = ARGV[4]
             """ + NEXT_FENCE + """
             if not redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', fence) .. ARGV[2], 'NX', 'PX', ARGV[3]) then
               if waiter then
@@ -200,7 +239,6 @@ public final class RedisLockStore implements LockStore {
               return -1
             end
             if first then redis.call('ZREM', KEYS[3], first) end
-            local clock_fences = false
             """ + NEXT_FENCE + """
             redis.call('SET', KEYS[1], ARGV[2] .. string.format('%d', fence) .. ARGV[3], 'PX', ARGV[4])
             return fence
@@ -215,11 +253,32 @@ public final class RedisLockStore implements LockStore {
     private static final long UNNAMED_WAKE_DELAY_MILLIS = 5;
 
     private static final String DEFAULT_PREFIX = "turnstile:";
+    /** {@link #replicaAcks}: one replica if the master has any, else none. */
+    private static final int AUTO_ACKS = -1;
+    private static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(1);
+    /** How often the replica count of a standalone master is read again (in the background). */
+    private static final long REPLICA_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** After a failed connect, calls fail at once for this long instead of each paying a connect timeout. */
+    private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final Pattern VALUE =
             Pattern.compile("token=.*? fence=(\\d+) acquired_at=(\\d+) expires_at=(\\d+) owner=(.*)", Pattern.DOTALL);
 
     private final Supplier<StatefulConnection<String, String>> connector;
     private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
+    private final boolean cluster;
+    /** Replicas that must acknowledge a write: a count, or {@link #AUTO_ACKS}. */
+    private final int replicaAcks;
+    private final Duration replicaAckTimeout;
+    /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
+    private volatile int knownReplicas = -1;
+    /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
+    private volatile String knownReplicationId;
+    /** Whether the master of {@link #knownReplicationId} has had a replica: then it keeps needing one. */
+    private volatile boolean hadReplicas;
+    private volatile long replicasCheckedAt;
+    /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
+    private volatile long connectFailedAt;
+    private volatile RedisException connectFailure;
     private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
     private final String prefix;
     private final String description;
@@ -239,7 +298,6 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
-    private volatile boolean clockFences;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -247,6 +305,9 @@ public final class RedisLockStore implements LockStore {
     private RedisLockStore(Builder b) {
         this.connector = b.connector;
         this.syncOf = b.syncOf;
+        this.cluster = b.cluster;
+        this.replicaAcks = b.replicaAcks;
+        this.replicaAckTimeout = b.replicaAckTimeout;
         this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
@@ -263,8 +324,8 @@ public final class RedisLockStore implements LockStore {
      */
     public static Builder builder(RedisClient client) {
         Objects.requireNonNull(client, "client");
-        return new Builder(client::connect, c -> ((io.lettuce.core.api.StatefulRedisConnection<String, String>) c).sync(),
-                client::connectPubSub, "redis");
+        return new Builder(client::connect, c -> ((StatefulRedisConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis", false);
     }
 
     /**
@@ -276,8 +337,8 @@ public final class RedisLockStore implements LockStore {
     public static Builder builder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client");
         return new Builder(client::connect,
-                c -> ((io.lettuce.core.cluster.api.StatefulRedisClusterConnection<String, String>) c).sync(),
-                client::connectPubSub, "redis-cluster");
+                c -> ((StatefulRedisClusterConnection<String, String>) c).sync(),
+                client::connectPubSub, "redis-cluster", true);
     }
 
     /**
@@ -316,22 +377,27 @@ public final class RedisLockStore implements LockStore {
         String tail = valueTail(now, ttlMillis, r.owner());
         String ttl = Long.toString(ttlMillis);
         // Every script key and argument costs server time: the uncontended path passes none it need not.
-        String[] keys = clockFences || r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
-        String[] args = clockFences ? new String[] {head, tail, ttl, r.waiting() ? waiterId : "", "1"}
-                : r.waiting() ? new String[] {head, tail, ttl, waiterId}
-                : new String[] {head, tail, ttl};
-        Long fence = run("acquire", r.name(), ACQUIRE, ScriptOutputType.INTEGER, keys, args);
-        if (fence == 0L) {
+        String[] keys = r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
+        String[] args = r.waiting() ? new String[] {head, tail, ttl, waiterId} : new String[] {head, tail, ttl};
+        Acked fence = runAcked("acquire", r.name(), ACQUIRE, keys, args);
+        if (fence.result() == 0L) {
             return Optional.empty();
         }
-        return Optional.of(grant(fence, now, ttlMillis));
+        if (fence.unacknowledged()) {
+            giveBack(r.name(), r.token());
+            throw notAcknowledged("acquired lock '" + r.name() + "'", fence, "gave it back");
+        }
+        return Optional.of(grant(fence.result(), now, ttlMillis));
     }
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {
-        Long ok = run("extend", name, EXTEND, ScriptOutputType.INTEGER, new String[] {lockKey(name)},
+        Acked ok = runAcked("extend", name, EXTEND, new String[] {lockKey(name)},
                 token, Long.toString(ttl.toMillis()), Long.toString(System.currentTimeMillis() + ttl.toMillis()));
-        return ok == 1L;
+        if (ok.result() == 1L && ok.unacknowledged()) {
+            throw notAcknowledged("extended lock '" + name + "'", ok, "the extension may be lost in a failover");
+        }
+        return ok.result() == 1L;
     }
 
     @Override
@@ -358,10 +424,18 @@ public final class RedisLockStore implements LockStore {
         String key = lockKey(name);
         long ttlMillis = next.ttl().toMillis();
         long now = System.currentTimeMillis();
-        Long fence = run("hand over", name, HAND_OVER, ScriptOutputType.INTEGER, new String[] {key, key + FENCE, key + WAITERS},
+        Acked handed = runAcked("hand over", name, HAND_OVER, new String[] {key, key + FENCE, key + WAITERS},
                 token, valueHead(next.token()), valueTail(now, ttlMillis, next.owner()), Long.toString(ttlMillis), waiterId);
+        long fence = handed.result();
         if (fence == 0L) {
             return HandOver.notHeld();
+        }
+        if (fence > 0 && handed.unacknowledged()) {
+            // The old lease is over either way; the next holder's is not safe: give it back, and
+            // let the waiter acquire (and be told of the replicas) on its own.
+            log.warn("{}", notAcknowledged("handed lock '" + name + "' over", handed, "gave it back").getMessage());
+            giveBack(name, next.token());
+            return HandOver.releasedOnly();
         }
         return fence < 0 ? HandOver.releasedOnly() : HandOver.handedTo(grant(fence, now, ttlMillis));
     }
@@ -472,6 +546,167 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
+    /**
+     * A write's integer reply, and how many replicas acknowledged it out of how many were wanted.
+     *
+     * @param result the script's reply
+     * @param acks replicas that acknowledged it ({@code WAIT}'s reply; 0 when not asked)
+     * @param required replicas wanted (0: none asked)
+     */
+    private record Acked(long result, long acks, int required) {
+        boolean unacknowledged() {
+            return acks < required;
+        }
+    }
+
+    /**
+     * Runs a write script, then, if replicas must acknowledge it, {@code WAIT}s for them on the
+     * same connection (WAIT covers everything the connection wrote before it). On a standalone or
+     * Sentinel master the two go out together (one round trip); on Cluster the WAIT follows on the
+     * connection to the key's master.
+     */
+    private Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
+        int required = requiredAcks(keys[0]);
+        if (required == 0) {
+            Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
+            return new Acked(result, 0, 0);
+        }
+        try {
+            long ackMillis = replicaAckTimeout.toMillis();
+            if (cluster) {
+                Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
+                StatefulRedisConnection<String, String> node = masterConnection(keys[0]);
+                return new Acked(result, node.sync().waitForReplication(required, ackMillis), required);
+            }
+            RedisClusterCommands<String, String> cmd = commands();
+            @SuppressWarnings("unchecked")
+            RedisClusterAsyncCommands<String, String> async = ((StatefulRedisConnection<String, String>) connection).async();
+            long limit = connection.getTimeout().toNanos() + replicaAckTimeout.toNanos();
+            String sha = shas.computeIfAbsent(script, cmd::digest);
+            RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
+            RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
+            Long result;
+            try {
+                result = LettuceFutures.awaitOrCancel(write, limit, TimeUnit.NANOSECONDS);
+            } catch (RedisNoScriptException e) {
+                LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS);
+                result = LettuceFutures.awaitOrCancel(async.<Long>eval(script, ScriptOutputType.INTEGER, keys, args), limit,
+                        TimeUnit.NANOSECONDS);
+                wait = async.waitForReplication(required, ackMillis);
+            }
+            return new Acked(result, LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS), required);
+        } catch (RedisException e) {
+            throw unavailable(verb + " lock '" + name + "'", e);
+        }
+    }
+
+    /** How many replicas must acknowledge a write to this key now. */
+    private int requiredAcks(String key) {
+        if (replicaAcks != AUTO_ACKS) {
+            return replicaAcks;
+        }
+        if (cluster) {
+            try {
+                commands();
+                return replicasOf(key) > 0 ? 1 : 0;
+            } catch (RedisException e) {
+                return 0; // the write itself will report the store unavailable
+            }
+        }
+        if (knownReplicas < 0) {
+            try {
+                commands(); // learns the count
+            } catch (RedisException e) {
+                return 0;
+            }
+        }
+        if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
+            recheckReplicas();
+        }
+        return knownReplicas > 0 || hadReplicas ? 1 : 0;
+    }
+
+    /** Reads the replica count again in the background; the next writes use it. */
+    @SuppressWarnings("unchecked")
+    private void recheckReplicas() {
+        replicasCheckedAt = System.nanoTime();
+        StatefulConnection<String, String> c = connection;
+        if (c == null || cluster) {
+            return;
+        }
+        ((StatefulRedisConnection<String, String>) c).async().info("replication").thenAccept(this::learnReplicas);
+    }
+
+    private static final Pattern CONNECTED_REPLICAS = Pattern.compile("connected_slaves:(\\d+)");
+    private static final Pattern REPLICATION_ID = Pattern.compile("master_replid:(\\w+)");
+
+    /**
+     * Takes in what {@code INFO replication} says. A master that has had a replica keeps needing
+     * one acknowledgement even when it reports none connected: a master cut off from its replicas is
+     * the one whose grants a failover loses, so it must stop granting rather than carry on alone. A
+     * new master (a new replication ID: promoted, or restarted) is learned afresh.
+     */
+    private void learnReplicas(String info) {
+        String text = info == null ? "" : info;
+        Matcher m = CONNECTED_REPLICAS.matcher(text);
+        int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
+        Matcher id = REPLICATION_ID.matcher(text);
+        String replicationId = id.find() ? id.group(1) : null;
+        // Its own lock, not the store's: this runs on a Netty thread, which must never wait for a
+        // connect that holds the store's lock (and may need that very thread).
+        synchronized (replicaLock) {
+            if (replicationId == null || !replicationId.equals(knownReplicationId)) {
+                knownReplicationId = replicationId;
+                hadReplicas = false;
+            }
+            hadReplicas |= n > 0;
+            knownReplicas = n;
+            replicasCheckedAt = System.nanoTime();
+        }
+    }
+
+    private final Object replicaLock = new Object();
+
+    /** The replicas the client's topology shows for the master of this key's slot, not marked failed. */
+    private int replicasOf(String key) {
+        RedisClusterNode master = ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()
+                .getPartitionBySlot(SlotHash.getSlot(key));
+        if (master == null) {
+            return 0;
+        }
+        int n = 0;
+        for (RedisClusterNode node : ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()) {
+            if (master.getNodeId().equals(node.getSlaveOf()) && !node.is(RedisClusterNode.NodeFlag.FAIL)
+                    && !node.is(RedisClusterNode.NodeFlag.EVENTUAL_FAIL)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The client's connection to the master of this key's slot: the one the key's commands went over. */
+    private StatefulRedisConnection<String, String> masterConnection(String key) {
+        StatefulRedisClusterConnection<String, String> c = (StatefulRedisClusterConnection<String, String>) connection;
+        RedisClusterNode master = c.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
+        return c.getConnection(master.getUri().getHost(), master.getUri().getPort());
+    }
+
+    /** Best effort: frees a token that was granted but not acknowledged. */
+    private void giveBack(String name, String token) {
+        try {
+            release(name, token, Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.debug("cannot give back lock '{}': {}", name, e.toString());
+        }
+    }
+
+    private StoreUnavailableException notAcknowledged(String what, Acked a, String consequence) {
+        recheckReplicas();
+        return new StoreUnavailableException(what + " on " + description + ", but only " + a.acks() + " of " + a.required()
+                + " replicas acknowledged it within " + replicaAckTimeout.toMillis() + " ms (" + consequence
+                + "): check the replicas, or set turnstile.replicaAcks (0: do not wait)", null);
+    }
+
     /** EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it. */
     @SuppressWarnings("unchecked")
     private <T> T run(String verb, String name, String script, ScriptOutputType type, String[] keys, String... args) {
@@ -496,9 +731,19 @@ public final class RedisLockStore implements LockStore {
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
     }
 
-    /** Makes every fence follow the server's clock (for Redlock nodes, whose counters are independent). */
-    void useClockFences() {
-        clockFences = true;
+    /**
+     * The server's {@code run_id} (from {@code INFO server}): the same for every address of one
+     * server process, different for every other.
+     *
+     * @throws StoreUnavailableException if the server cannot be asked
+     */
+    String serverRunId() {
+        try {
+            Matcher m = Pattern.compile("run_id:([0-9a-fA-F]+)").matcher(commands().info("server"));
+            return m.find() ? m.group(1) : null;
+        } catch (RedisException e) {
+            throw unavailable("read the server's run_id", e);
+        }
     }
 
     /** Opens the command connection now rather than on first use. */
@@ -515,8 +760,28 @@ public final class RedisLockStore implements LockStore {
         if (c == null) {
             synchronized (this) {
                 if (redis == null) {
-                    connection = connector.get();
-                    redis = syncOf.apply(connection);
+                    // A server that accepts connections and never answers costs one connect
+                    // timeout; the calls right after (the best-effort release of a failed acquire,
+                    // other threads queued here) fail at once instead of paying it again.
+                    RedisException failed = connectFailure;
+                    if (failed != null && System.nanoTime() - connectFailedAt < CONNECT_RETRY_PAUSE_NANOS) {
+                        throw new RedisConnectionException("not connected (the connect attempt "
+                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")");
+                    }
+                    StatefulConnection<String, String> c0;
+                    try {
+                        c0 = connector.get();
+                    } catch (RedisException e) {
+                        connectFailure = e;
+                        connectFailedAt = System.nanoTime();
+                        throw e;
+                    }
+                    connectFailure = null;
+                    connection = c0;
+                    redis = syncOf.apply(c0);
+                    if (!cluster && replicaAcks == AUTO_ACKS) {
+                        learnReplicas(redis.info("replication"));
+                    }
                 }
                 c = redis;
             }
@@ -595,14 +860,18 @@ public final class RedisLockStore implements LockStore {
         private final Supplier<StatefulConnection<String, String>> connector;
         private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
         private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
+        private final boolean cluster;
         private String prefix = DEFAULT_PREFIX;
         private String description;
+        private int replicaAcks = AUTO_ACKS;
+        private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
         private final List<AutoCloseable> owned = new ArrayList<>();
 
         @SuppressWarnings("unchecked")
         private <C extends StatefulConnection<String, String>, P extends StatefulRedisPubSubConnection<String, String>> Builder(
                 Supplier<C> connector, Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf,
-                Supplier<P> pubSubConnector, String description) {
+                Supplier<P> pubSubConnector, String description, boolean cluster) {
+            this.cluster = cluster;
             this.connector = (Supplier<StatefulConnection<String, String>>) connector;
             this.syncOf = syncOf;
             this.pubSubConnector = (Supplier<StatefulRedisPubSubConnection<String, String>>) pubSubConnector;
@@ -633,6 +902,53 @@ public final class RedisLockStore implements LockStore {
          */
         public Builder description(String description) {
             this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /**
+         * Sets how many replicas must acknowledge an acquire, extend or hand-over (Redis
+         * {@code WAIT}) before it counts as done. By default (until this is called) the store waits
+         * for one replica when the master has at least one connected replica, and for none when it
+         * has none; the replica count is read with {@code INFO replication} when the store
+         * connects and again at most every 5 s (on Cluster, from the client's view of the
+         * topology). A master that has had a replica keeps needing one when it later reports none
+         * (cut off from its replicas, its grants are the ones a failover loses); a new master (a
+         * new replication ID) is learned afresh. An explicit count is waited for whatever the master reports: with no replica
+         * connected, every acquire fails. {@code 0} never waits. A write that is not acknowledged
+         * in time is not reported as done: an acquire gives its token back (best effort) and throws
+         * {@link StoreUnavailableException}; an extend throws it; a hand-over gives the next
+         * holder's token back and reports the lock released. Releases never wait.
+         *
+         * <p>{@code WAIT} only narrows the window in which a failover loses a lock: the promoted
+         * replica may still be one that had not acknowledged it, and a replica without persistence
+         * that restarts forgets it. Redis 7.0 has no {@code WAITAOF} (7.2 does), so an
+         * acknowledgement means "in the replica's memory", not "on its disk".
+         *
+         * @param count 0 or more
+         * @return this builder
+         * @throws IllegalArgumentException if the count is negative
+         */
+        public Builder replicaAcks(int count) {
+            if (count < 0) {
+                throw new IllegalArgumentException("replica acknowledgements must be 0 or more, got " + count);
+            }
+            this.replicaAcks = count;
+            return this;
+        }
+
+        /**
+         * Sets how long to wait for the replicas' acknowledgement. Default 1 s. Keep it below the
+         * client's command timeout, or the wait is cut short by that timeout.
+         *
+         * @param timeout positive, at most a day
+         * @return this builder
+         * @throws IllegalArgumentException if the timeout is not positive or over a day
+         */
+        public Builder replicaAckTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("replica acknowledgement timeout must be positive and at most a day, got " + timeout);
+            }
+            this.replicaAckTimeout = timeout;
             return this;
         }
 

@@ -32,7 +32,7 @@ import java.util.function.Function;
  * operation fails with {@link StoreUnavailableException}.
  *
  * <p><b>Fences are not safe under Redlock.</b> Each node keeps its own counter (following its own
- * clock in microseconds), and two successive majorities share only some nodes, so the highest fence
+ * clock in microseconds, as every Redis store does), and two successive majorities share only some nodes, so the highest fence
  * of one grant can be lower than the highest fence of an earlier grant on other nodes when their
  * clocks disagree by more than the time between the grants; a node that restarts without persistence or whose clock
  * jumps can also let two clients hold majorities at once. Redlock is a good efficiency lock (it
@@ -67,7 +67,9 @@ public final class RedlockLockStore implements LockStore {
      * @param nodeTimeout how long to wait for a node before counting it as failed
      * @return the store
      * @throws IllegalArgumentException if there are fewer than 3 nodes or an even number of them,
-     *     or the timeout is not positive
+     *     the timeout is not positive, or two nodes are one server (the same {@code run_id} in
+     *     {@code INFO server}, whatever the addresses: it would count twice towards a majority);
+     *     the nodes are closed then
      */
     public static RedlockLockStore of(List<RedisLockStore> nodes, Duration nodeTimeout) {
         Objects.requireNonNull(nodes, "nodes");
@@ -79,9 +81,14 @@ public final class RedlockLockStore implements LockStore {
         for (int i = 0; i < nodes.size(); i++) {
             d.append(i > 0 ? ", " : "").append(nodes.get(i).description());
         }
-        nodes.forEach(RedisLockStore::useClockFences);
         RedlockLockStore store = new RedlockLockStore(nodes, nodeTimeout, d.append(']').toString());
         store.connectAll();
+        try {
+            store.refuseOneServerTwice();
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
         return store;
     }
 
@@ -104,6 +111,36 @@ public final class RedlockLockStore implements LockStore {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            }
+        }
+    }
+
+    /**
+     * Two addresses of one server (localhost and 127.0.0.1, a DNS alias) would give it two votes.
+     * The spelling cannot tell; the server's {@code run_id} can. A node that cannot be asked now is
+     * not compared.
+     */
+    private void refuseOneServerTwice() {
+        List<Future<String>> ids = new ArrayList<>();
+        for (RedisLockStore node : nodes) {
+            ids.add(pool.submit(node::serverRunId));
+        }
+        Map<String, String> seen = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            String id;
+            try {
+                id = ids.get(i).get(10, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreUnavailableException("interrupted while asking the Redlock nodes who they are", e);
+            }
+            String node = nodes.get(i).description();
+            String other = id == null ? null : seen.putIfAbsent(id, node);
+            if (other != null) {
+                throw new IllegalArgumentException("Redlock nodes must be independent servers, but " + other + " and " + node
+                        + " are the same server (run_id " + id + "): it would count twice towards a majority; list each server once");
             }
         }
     }

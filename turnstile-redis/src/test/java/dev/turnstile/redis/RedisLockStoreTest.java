@@ -386,7 +386,14 @@ class RedisLockStoreTest {
         "redlock://127.0.0.1:1,127.0.0.1:1,127.0.0.1:3",
         "redlock://h1:1,h 2:2,h3:3",
         "redlock://h1:1,h2:99999,h3:3",
-        "redis-cluster://h1:notaport"
+        "redis-cluster://h1:notaport",
+        "redis-cluster://127.0.0.1:1,127.0.0.1:2/3",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/x",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?turnstile.replicaAcks=1",
+        "redis://127.0.0.1:6379?turnstile.replicaAcks=-1",
+        "redis://127.0.0.1:6379?turnstile.replicaAcks=some",
+        "redis://127.0.0.1:6379?turnstile.timeout=1s&turnstile.replicaAckTimeout=2s",
+        "redis://127.0.0.1:6379?turnstile.connectTimeout=0s"
     })
     void malformedUrlsAreUsageErrors(String url) {
         assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
@@ -424,6 +431,103 @@ class RedisLockStoreTest {
             assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("x", "o", "t", Duration.ofSeconds(1))))
                     .isInstanceOf(StoreUnavailableException.class).message().doesNotContain("s3cretXYZ");
             assertThat(store.description()).doesNotContain("s3cretXYZ");
+        }
+    }
+
+    /** A listener that accepts connections and never answers: a hung server, or the wrong service. */
+    static final class SilentServer implements AutoCloseable {
+        final java.net.ServerSocket socket;
+        final List<java.net.Socket> accepted = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+        SilentServer() throws java.io.IOException {
+            socket = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+            Thread t = new Thread(() -> {
+                try {
+                    while (true) {
+                        accepted.add(socket.accept());
+                    }
+                } catch (java.io.IOException e) {
+                    // closed
+                }
+            }, "silent-server");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        int port() {
+            return socket.getLocalPort();
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            socket.close();
+            for (java.net.Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+
+    private static Duration timeToFail(String url) {
+        try (LockStore store = LockStores.open(url)) {
+            Turnstile t = Turnstile.builder(store).build();
+            long start = System.nanoTime();
+            // Through Turnstile: a failed acquire is followed by a best-effort release, which must
+            // not pay a second connect timeout.
+            assertThatThrownBy(() -> t.tryAcquire(name())).isInstanceOf(StoreUnavailableException.class);
+            return Duration.ofNanos(System.nanoTime() - start);
+        }
+    }
+
+    @Test
+    void aServerThatAcceptsAndNeverAnswersIsUnavailableAfterOneConnectTimeout() throws Exception {
+        try (SilentServer silent = new SilentServer()) {
+            assertThat(timeToFail("redis://127.0.0.1:" + silent.port() + "?turnstile.connectTimeout=1s"))
+                    .isBetween(Duration.ofMillis(900), Duration.ofMillis(1900));
+            assertThat(timeToFail("redis://127.0.0.1:" + silent.port() + "?turnstile.timeout=2s"))
+                    .as("the connect timeout defaults to the command timeout").isBetween(Duration.ofMillis(1900), Duration.ofMillis(3500));
+        }
+    }
+
+    @Test
+    void tlsAgainstAPlainPortFailsAfterOneConnectTimeout() {
+        assertThat(timeToFail("rediss://127.0.0.1:6379?turnstile.connectTimeout=1s")).isLessThan(Duration.ofMillis(1900));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "redis://user:Pa@ss/wo:rd?x#y%z@127.0.0.1:1?turnstile.connectTimeout=1s",
+        "redis://user:Pa%40ss%2Fwo%3Ard%3Fx%23y%25z@127.0.0.1:1?turnstile.connectTimeout=1s",
+        "rediss://:Pa%40ss%2Fwo%3Ard%3Fx%23y%25z@127.0.0.1:1/2?turnstile.connectTimeout=1s",
+        "redis-sentinel://:Pa%40ss%2Fwo%3Ard%3Fx%23y%25z@127.0.0.1:1?turnstile.connectTimeout=1s#locks",
+        "redis-cluster://user:Pa@ss/wo:rd?x#y%z@127.0.0.1:1,127.0.0.1:2?turnstile.connectTimeout=1s",
+        "redis-cluster://user:Pa%40ss%2Fwo%3Ard%3Fx%23y%25z@127.0.0.1:1,127.0.0.1:2?turnstile.connectTimeout=1s",
+        "redlock://user:Pa@ss/wo:rd?x#y%z@127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?turnstile.connectTimeout=1s",
+        "redlock://user:Pa%40ss%2Fwo%3Ard%3Fx%23y%25z@127.0.0.1:1,127.0.0.1:2,127.0.0.1:3",
+        "redis://user:Pa@ss/wo:rd?x#y%z@127.0.0.1:1?turnstile.bogus=1",
+        "redis://user:Pa@ss/wo:rd?x#y%z@127.0.0.1:1?turnstile.timeout=soon"
+    })
+    void noMessageShowsThePasswordWhateverItsCharacters(String url) {
+        List<String> fragments = List.of("Pa@ss", "ss/wo", "wo:rd", "rd?x", "x#y", "y%z", "Pa%40ss", "%2Fwo", "%3Fx%23");
+        List<String> messages = new java.util.ArrayList<>();
+        try (LockStore store = LockStores.open(url)) {
+            messages.add(store.description());
+            try {
+                store.tryAcquire(new AcquireRequest("x", "o", "t", Duration.ofSeconds(1)));
+            } catch (RuntimeException e) {
+                for (Throwable t = e; t != null; t = t.getCause()) {
+                    messages.add(String.valueOf(t.getMessage()));
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                messages.add(String.valueOf(t.getMessage()));
+            }
+        }
+        assertThat(messages).isNotEmpty();
+        for (String m : messages) {
+            for (String f : fragments) {
+                assertThat(m).as("message %s", m).doesNotContain(f);
+            }
         }
     }
 

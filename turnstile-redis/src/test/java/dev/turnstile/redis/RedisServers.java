@@ -79,18 +79,23 @@ final class RedisServers implements AutoCloseable {
         return n;
     }
 
-    /** A 3-master cluster without replicas, slots assigned and agreed. */
+    /** A cluster of that many masters without replicas, slots assigned and agreed. */
     List<Node> cluster(int masters) throws Exception {
+        return cluster(masters, 0);
+    }
+
+    /** A cluster of that many masters, each with that many replicas, slots assigned and agreed. */
+    List<Node> cluster(int masters, int replicasEach) throws Exception {
         List<Node> members = new ArrayList<>();
         List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
-        for (int i = 0; i < masters; i++) {
+        for (int i = 0; i < masters * (1 + replicasEach); i++) {
             int p = freePort();
             Node n = server("--cluster-enabled", "yes", "--cluster-config-file", dir.resolve("nodes-" + p + ".conf").toString(),
                     "--cluster-node-timeout", "5000");
             members.add(n);
             create.add(n.hostPort());
         }
-        create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+        create.addAll(List.of("--cluster-replicas", Integer.toString(replicasEach), "--cluster-yes"));
         exec(create);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Node n : members) {

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Server time per call of a Redis acquire script: starts its own redis-server (port 7391, no
+# persistence), loads the Lua file, runs `redis-benchmark -P 16` EVALSHA calls over 1000 lock names
+# with a 1 ms TTL (so most calls take a free lock and every name's counter is bumped about once per
+# 2.5 ms: the floor rewrites the counter on every call, the worst case), and prints INFO
+# commandstats' usec_per_call for evalsha, three rounds.
+#
+# usage: turnstile-bench/redis-script-cost.sh SCRIPT.lua [LABEL]
+# turnstile-bench/scripts/ holds the acquire script (NEXT_FENCE inlined) before the fence floor (commit 2738d8f) and with it.
+set -euo pipefail
+script=$1 label=${2:-$1} port=${PORT:-7391}
+dir="$(mktemp -d)"
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" --daemonize yes \
+  --logfile "$dir/r.log" --pidfile "$dir/r.pid" >/dev/null
+trap 'kill "$(cat "$dir/r.pid")" 2>/dev/null || true' EXIT
+sleep 0.3
+sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$script")")
+for round in 1 2 3; do
+  redis-cli -p "$port" FLUSHALL >/dev/null
+  redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
+  redis-benchmark -p "$port" -P 16 -n 400000 -r 1000 -q EVALSHA "$sha" 2 'k:{__rand_int__}' 'k:{__rand_int__}:fence' \
+    'token=abcdefabcdefabcdefabcdef fence=' ' acquired_at=1763900000000 expires_at=1763900030000 owner=host:123:abcdef' 1 >/dev/null
+  echo "$label round $round: $(redis-cli -p "$port" INFO commandstats | grep evalsha | tr -d '\r')"
+done

@@ -1,0 +1,175 @@
+package dev.turnstile.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.StoreUnavailableException;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A real master and replica, started for each test: failover, lost writes, replica acknowledgement. */
+class RedisReplicaTest {
+    RedisServers servers;
+    RedisServers.Node master;
+    RedisServers.Node replica;
+
+    @BeforeEach
+    void start() throws Exception {
+        servers = new RedisServers();
+        master = servers.server();
+        replica = servers.server("--replicaof", "127.0.0.1", Integer.toString(master.port));
+        awaitInSync();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        RedisServers.signal(replica, "CONT");
+        servers.close();
+    }
+
+    static String name() {
+        return "f-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    static AcquireRequest request(String name) {
+        return new AcquireRequest(name, "o", UUID.randomUUID().toString(), Duration.ofSeconds(30));
+    }
+
+    private String cli(RedisServers.Node n, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("redis-cli", "-p", Integer.toString(n.port)));
+        cmd.addAll(List.of(args));
+        return RedisServers.exec(cmd).trim();
+    }
+
+    private void awaitInSync() {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            String info = cli(master, "INFO", "replication");
+            return info.contains("connected_slaves:1") && info.contains("state=online");
+        });
+    }
+
+    @Test
+    void aPromotedReplicaThatMissedTheLastAcquireIssuesAGreaterFence() throws Exception {
+        String name = name();
+        long before;
+        long lost;
+        // Not waiting for the replica, so that the acquire can be lost (WAIT makes that rarer, not impossible).
+        try (LockStore onMaster = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAcks=0")) {
+            before = onMaster.tryAcquire(request(name + "-warm")).orElseThrow().fence();
+            Grant a = onMaster.tryAcquire(request(name)).orElseThrow(); // replicated
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(replica, "GET", "turnstile:{" + name + "}:fence")
+                    .equals(Long.toString(a.fence())));
+            onMaster.forceRelease(name);
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(replica, "EXISTS", "turnstile:{" + name + "}").equals("0"));
+            // The replica misses what follows: frozen, and cut off by the master (a frozen replica
+            // would still find what the master sent in its socket buffer when it wakes up).
+            RedisServers.signal(replica, "STOP");
+            cli(master, "CLIENT", "KILL", "TYPE", "replica");
+            lost = onMaster.tryAcquire(request(name)).orElseThrow().fence();
+            assertThat(lost).isGreaterThan(a.fence()).isGreaterThan(before);
+        }
+        servers.kill(master); // the acquire dies with the master
+        RedisServers.signal(replica, "CONT");
+        cli(replica, "REPLICAOF", "NO", "ONE");
+        try (LockStore onPromoted = LockStores.open("redis://" + replica.hostPort())) {
+            long next = onPromoted.tryAcquire(request(name)).orElseThrow().fence();
+            assertThat(next).as("the fence after the failover is above the one lost with the old master").isGreaterThan(lost);
+        }
+    }
+
+    private long waitCalls() throws Exception {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_wait:calls=(\\d+)").matcher(cli(master, "INFO", "commandstats"));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
+    void byDefaultAnAcquireWaitsForTheReplicaAndIsOnItWhenItReturns() throws Exception {
+        try (LockStore store = LockStores.open("redis://" + master.hostPort())) {
+            long waits = waitCalls();
+            for (int i = 0; i < 20; i++) {
+                String name = name();
+                Grant g = store.tryAcquire(request(name)).orElseThrow();
+                assertThat(cli(replica, "GET", "turnstile:{" + name + "}")).as("acknowledged by the replica")
+                        .contains("fence=" + g.fence() + " ");
+            }
+            assertThat(waitCalls() - waits).isGreaterThanOrEqualTo(20);
+            cli(master, "SCRIPT", "FLUSH"); // the script and its WAIT are sent again after NOSCRIPT
+            String name = name();
+            Grant g = store.tryAcquire(request(name)).orElseThrow();
+            assertThat(cli(replica, "GET", "turnstile:{" + name + "}")).contains("fence=" + g.fence() + " ");
+        }
+    }
+
+    @Test
+    void withoutAReplicaAckTheAcquireFailsAndGivesTheLockBack() throws Exception {
+        String name = name();
+        try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=300ms");
+                LockStore noWait = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAcks=0")) {
+            AcquireRequest held = request(name + "-held");
+            store.tryAcquire(held).orElseThrow();
+            RedisServers.signal(replica, "STOP");
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> store.tryAcquire(request(name))).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("0 of 1 replicas acknowledged").hasMessageContaining("gave it back");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(3));
+            assertThat(cli(master, "EXISTS", "turnstile:{" + name + "}")).as("given back").isEqualTo("0");
+            assertThatThrownBy(() -> store.extend(held.name(), held.token(), Duration.ofSeconds(60)))
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("extended");
+            assertThat(noWait.tryAcquire(request(name))).as("replicaAcks=0 does not wait").isPresent();
+        }
+    }
+
+    @Test
+    void aMasterCutOffFromItsReplicaStopsGrantingEvenWhenItReportsNoReplica() throws Exception {
+        try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=200ms")) {
+            assertThat(store.tryAcquire(request(name()))).isPresent();
+            RedisServers.signal(replica, "STOP");
+            cli(master, "CLIENT", "KILL", "TYPE", "replica");
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(master, "INFO", "replication").contains("connected_slaves:0"));
+            for (int i = 0; i < 3; i++) {
+                // the first failure has the store read the replica count again: 0, but it had one
+                assertThatThrownBy(() -> store.tryAcquire(request(name()))).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("0 of 1 replicas");
+                Thread.sleep(300);
+            }
+        }
+    }
+
+    @Test
+    void anExplicitCountIsWaitedForEvenWithoutReplicas() throws Exception {
+        RedisServers.Node alone = servers.server();
+        try (LockStore auto = LockStores.open("redis://" + alone.hostPort());
+                LockStore strict = LockStores.open("redis://" + alone.hostPort() + "?turnstile.replicaAcks=1&turnstile.replicaAckTimeout=200ms")) {
+            assertThat(auto.tryAcquire(request(name()))).as("auto: no replica, no wait").isPresent();
+            assertThatThrownBy(() -> strict.tryAcquire(request(name()))).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("0 of 1 replicas");
+        }
+    }
+
+    @Test
+    void aHandOverThatNoReplicaAcknowledgesLeavesTheLockFree() throws Exception {
+        String name = name();
+        RedisClient client = RedisClient.create("redis://" + master.hostPort());
+        try (RedisLockStore store = RedisLockStore.builder(client).replicaAckTimeout(Duration.ofMillis(300)).build()) {
+            store.tryAcquire(new AcquireRequest(name, "o", "t1", Duration.ofSeconds(30))).orElseThrow();
+            RedisServers.signal(replica, "STOP");
+            dev.turnstile.spi.HandOver h = store.handOver(name, "t1", new AcquireRequest(name, "o", "t2", Duration.ofSeconds(30), true));
+            assertThat(h).as("the old lease ended; the new one was not acknowledged, so it was given back")
+                    .isEqualTo(dev.turnstile.spi.HandOver.releasedOnly());
+            assertThat(cli(master, "EXISTS", "turnstile:{" + name + "}")).isEqualTo("0");
+        } finally {
+            client.shutdown();
+        }
+    }
+}
