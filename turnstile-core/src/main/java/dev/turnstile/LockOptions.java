@@ -96,12 +96,19 @@ public final class LockOptions {
     }
 
     /**
-     * Returns how often the heartbeat renews: {@code lockAtMostFor / 3} unless set.
+     * Returns how often the heartbeat renews: {@code lockAtMostFor / 3} unless set. After
+     * {@link Lease#extend} the heartbeat follows a third of the new TTL (or the set interval if
+     * that is shorter).
      *
      * @return the renewal interval
      */
     public Duration keepAliveInterval() {
         return keepAliveInterval != null ? keepAliveInterval : lockAtMostFor.dividedBy(3);
+    }
+
+    /** The renewal interval set with {@link Builder#keepAlive(Duration)}, or null: then it is a third of the current TTL. */
+    Duration keepAliveIntervalIfSet() {
+        return keepAliveInterval;
     }
 
     /**
