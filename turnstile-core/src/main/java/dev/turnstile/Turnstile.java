@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +39,8 @@ public final class Turnstile implements AutoCloseable {
     private final String owner;
     private final Backoff backoff;
     private final long courtesyNanos;
-    private final LeaseKeeper keeper = new LeaseKeeper();
+    /** Package-private for tests that stop its timer at an exact point, as a concurrent {@link #close} would. */
+    final LeaseKeeper keeper = new LeaseKeeper();
     private final WaitRooms waitRooms = new WaitRooms();
     private final ReleaseWatches watches;
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
@@ -182,11 +184,13 @@ public final class Turnstile implements AutoCloseable {
      * @throws InterruptedException if the thread is interrupted while waiting (nothing is held)
      * @throws IllegalArgumentException if the name or the wait is invalid
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if this client is closed, before or while waiting (nothing is held)
      */
     public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         Validation.lockName(name);
         Objects.requireNonNull(options, "options");
         Validation.nonNegative("maxWait", maxWait);
+        checkOpen();
         if (options.reentrant() && holdsReentrantly(name, options)) {
             // Not in line behind threads that wait for this very hold to end.
             Optional<Lease> again = tryAcquire(name, options, false);
@@ -217,6 +221,10 @@ public final class Turnstile implements AutoCloseable {
             while (true) {
                 HeldLease handed = seat.takeHanded();
                 if (handed != null) {
+                    if (closed) {
+                        handed.release(); // close() may have missed it: nothing may be held when acquire throws
+                        throw closedClient();
+                    }
                     acquired = true;
                     return Optional.of(adopt(name, options, handed));
                 }
@@ -314,11 +322,13 @@ public final class Turnstile implements AutoCloseable {
 
     /**
      * Releases every lease this client still holds (best effort) and stops its threads. Does not
-     * close the store.
+     * close the store. Threads waiting in {@link #acquire} return at once with an
+     * {@link IllegalStateException}; a lease being handed to one of them is released instead.
      */
     @Override
     public void close() {
         closed = true;
+        waitRooms.close(); // waiters wake and find the client closed
         watches.closeAll();
         for (HeldLease lease : new ArrayList<>(held)) {
             try {
@@ -363,10 +373,34 @@ public final class Turnstile implements AutoCloseable {
                         + took / 1_000_000 + " ms, more than half of lockAtMostFor (" + options.lockAtMostFor().toMillis()
                         + " ms): the store is too slow for this TTL", null);
             }
-            HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant.get(), options, start);
-            held.add(lease);
+            return startLease(name, token, grant.get(), options, start);
+        }
+    }
+
+    /**
+     * Makes a granted lock a held lease: tracked (so {@link #close} releases it) and armed. If the
+     * client closed meanwhile (its timer then refuses the lease's keep-alive and deadline check), the
+     * grant is released rather than left to block everyone until its TTL.
+     *
+     * @throws IllegalStateException if the client is closed
+     */
+    private HeldLease startLease(String name, String token, Grant grant, LockOptions options, long start) {
+        HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant, options, start);
+        held.add(lease);
+        try {
+            if (closed) {
+                // close() set the flag before it went through the held leases: it may have missed this one.
+                throw new RejectedExecutionException("closed");
+            }
             lease.start();
             return lease;
+        } catch (RejectedExecutionException closing) {
+            try {
+                lease.release();
+            } catch (RuntimeException e) {
+                log.debug("could not release lock '{}' granted as the client closed; it expires by its TTL: {}", name, e.toString());
+            }
+            throw closedClient();
         }
     }
 
@@ -381,8 +415,12 @@ public final class Turnstile implements AutoCloseable {
 
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this Turnstile is closed; build a new one");
+            throw closedClient();
         }
+    }
+
+    private static IllegalStateException closedClient() {
+        return new IllegalStateException("this Turnstile is closed; build a new one");
     }
 
     void forget(HeldLease lease) {
@@ -418,37 +456,48 @@ public final class Turnstile implements AutoCloseable {
             released(name, token, true);
             return ok;
         }
-        LockOptions options = taker.options();
-        String nextToken = Owners.newToken();
-        long start = System.nanoTime();
-        HandOver done;
+        // The claimed seat waits, uninterruptibly, for deliver or withdraw: whatever happens below
+        // (a store error, the client closing, an Error), it must get one of them.
+        boolean delivered = false;
         try {
-            done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
-        } catch (RuntimeException e) {
-            waitRooms.withdraw(taker);
-            undoAmbiguousAcquire(name, nextToken);
-            throw e;
-        }
-        if (done.grant().isEmpty()) {
-            waitRooms.withdraw(taker);
-            // Released to a waiter of another client, which the store has woken: the waiters here
-            // must not race it for the lock. (Not held at all: they may try.)
-            released(name, token, !done.released());
-            return done.released();
-        }
-        if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
-            // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
-            undoAmbiguousAcquire(name, nextToken);
-            waitRooms.withdraw(taker);
-            released(name, token, true);
+            LockOptions options = taker.options();
+            String nextToken = Owners.newToken();
+            long start = System.nanoTime();
+            HandOver done;
+            try {
+                done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
+            } catch (RuntimeException e) {
+                undoAmbiguousAcquire(name, nextToken);
+                throw e;
+            }
+            if (done.grant().isEmpty()) {
+                // Released to a waiter of another client, which the store has woken: the waiters here
+                // must not race it for the lock. (Not held at all: they may try.)
+                released(name, token, !done.released());
+                return done.released();
+            }
+            if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
+                // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
+                undoAmbiguousAcquire(name, nextToken);
+                released(name, token, true);
+                return true;
+            }
+            HeldLease lease;
+            try {
+                lease = startLease(name, nextToken, done.grant().get(), options, start);
+            } catch (IllegalStateException closing) {
+                released(name, token, true); // the grant was released; the waiter wakes to a closed client
+                return true;
+            }
+            released(name, token, false);
+            waitRooms.deliver(taker, lease);
+            delivered = true;
             return true;
+        } finally {
+            if (!delivered) {
+                waitRooms.withdraw(taker);
+            }
         }
-        HeldLease lease = new HeldLease(this, store, keeper, name, owner, nextToken, done.grant().get(), options, start);
-        held.add(lease);
-        lease.start();
-        released(name, token, false);
-        waitRooms.deliver(taker, lease);
-        return true;
     }
 
     /**
