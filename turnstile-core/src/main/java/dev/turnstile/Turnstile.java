@@ -7,7 +7,6 @@ import dev.turnstile.spi.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Busy is a result (an empty {@link Optional}); a store that cannot be reached raises
- * {@link StoreUnavailableException}; bad input raises {@link IllegalArgumentException} whose message
- * says what to fix, and nothing reaches the store.
+ * {@link StoreUnavailableException}; bad input, null included, raises
+ * {@link IllegalArgumentException} whose message says what to fix, and nothing reaches the store;
+ * using a closed client, or a client over a closed store, raises {@link IllegalStateException}.
  */
 public final class Turnstile implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
@@ -69,10 +69,10 @@ public final class Turnstile implements AutoCloseable {
      *
      * @param store the store, built from the client the application already has
      * @return a builder
-     * @throws NullPointerException if {@code store} is null
+     * @throws IllegalArgumentException if {@code store} is null
      */
     public static Builder builder(LockStore store) {
-        return new Builder(Objects.requireNonNull(store, "store"));
+        return new Builder(Validation.notNull("store", store, "give a LockStore, e.g. JdbcLockStore.builder(dataSource).build()"));
     }
 
     /**
@@ -113,6 +113,7 @@ public final class Turnstile implements AutoCloseable {
      * @return the lease, or empty if another holder has it
      * @throws IllegalArgumentException if the name is empty, too long or has control characters
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name) {
         return tryAcquire(name, LockOptions.defaults());
@@ -125,11 +126,11 @@ public final class Turnstile implements AutoCloseable {
      *     trailing white space; stored literally
      * @param options how to hold it
      * @return the lease, or empty if another holder has it
-     * @throws IllegalArgumentException if the name is invalid
+     * @throws IllegalArgumentException if the name is invalid or the options are null
      * @throws StoreUnavailableException if the store cannot be reached; an acquire whose outcome is
      *     unknown is followed by a best-effort release of its token
      * @throws LeaseLostException on a re-entrant acquire whose outer lease is lost
-     * @throws IllegalStateException if this client is closed
+     * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name, LockOptions options) {
         return tryAcquire(name, options, false);
@@ -138,7 +139,7 @@ public final class Turnstile implements AutoCloseable {
     /** @param waiting whether a busy lock will be waited for (the store may queue this client) */
     private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting) {
         Validation.lockName(name);
-        Objects.requireNonNull(options, "options");
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         checkOpen();
         if (!options.reentrant()) {
             return Optional.ofNullable(acquireOnce(name, options, waiting));
@@ -182,13 +183,13 @@ public final class Turnstile implements AutoCloseable {
      * @param maxWait how long to wait at most; zero means one try
      * @return the lease, or empty if the lock stayed busy for {@code maxWait}
      * @throws InterruptedException if the thread is interrupted while waiting (nothing is held)
-     * @throws IllegalArgumentException if the name or the wait is invalid
+     * @throws IllegalArgumentException if the name or the wait is invalid, or the options are null
      * @throws StoreUnavailableException if the store cannot be reached
-     * @throws IllegalStateException if this client is closed, before or while waiting (nothing is held)
+     * @throws IllegalStateException if this client or its store is closed, before or while waiting (nothing is held)
      */
     public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         Validation.lockName(name);
-        Objects.requireNonNull(options, "options");
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         Validation.nonNegative("maxWait", maxWait);
         checkOpen();
         if (options.reentrant() && holdsReentrantly(name, options)) {
@@ -234,7 +235,11 @@ public final class Turnstile implements AutoCloseable {
                 if (tryNow) {
                     Optional<Lease> lease;
                     try {
-                        lease = tryAcquire(name, options, watch != null && watch.notifies());
+                        // In the store's waiting line (where it keeps one) from the second try on, even
+                        // when the release subscription failed and this waiter polls: otherwise a
+                        // client whose notifications broke would never be first in line, and another
+                        // client's threads could hand the lock among themselves while it starves.
+                        lease = tryAcquire(name, options, watch != null);
                     } catch (StoreUnavailableException e) {
                         if (Thread.interrupted()) {
                             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -299,9 +304,14 @@ public final class Turnstile implements AutoCloseable {
      *
      * @return held locks sorted by name
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the store is closed
      */
     public List<LockInfo> heldLocks() {
-        return store.heldLocks();
+        try {
+            return store.heldLocks();
+        } catch (RuntimeException e) {
+            throw store.isClosed() ? closedStore(e) : e;
+        }
     }
 
     /**
@@ -312,10 +322,16 @@ public final class Turnstile implements AutoCloseable {
      * @return {@code true} if a held lease was ended
      * @throws IllegalArgumentException if the name is invalid
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the store is closed
      */
     public boolean forceRelease(String name) {
         Validation.lockName(name);
-        boolean freed = store.forceRelease(name);
+        boolean freed;
+        try {
+            freed = store.forceRelease(name);
+        } catch (RuntimeException e) {
+            throw store.isClosed() ? closedStore(e) : e;
+        }
         waitRooms.signal(name);
         return freed;
     }
@@ -347,7 +363,13 @@ public final class Turnstile implements AutoCloseable {
             Optional<Grant> grant;
             try {
                 grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor(), waiting));
-            } catch (StoreUnavailableException e) {
+            } catch (RuntimeException failed) {
+                if (store.isClosed()) {
+                    throw closedStore(failed); // a programming error, not an outage: no ERROR log, nothing to undo
+                }
+                if (!(failed instanceof StoreUnavailableException e)) {
+                    throw failed;
+                }
                 if (Thread.currentThread().isInterrupted()) {
                     log.debug("acquiring lock '{}' was interrupted", name);
                 } else {
@@ -421,6 +443,19 @@ public final class Turnstile implements AutoCloseable {
 
     private static IllegalStateException closedClient() {
         return new IllegalStateException("this Turnstile is closed; build a new one");
+    }
+
+    /** What a store call failed with once the store is closed: the store's own word if it said so. */
+    private IllegalStateException closedStore(RuntimeException failed) {
+        if (failed instanceof IllegalStateException e) {
+            return e;
+        }
+        return closedStoreException(store, failed);
+    }
+
+    static IllegalStateException closedStoreException(LockStore store, Throwable cause) {
+        return new IllegalStateException("the LockStore " + store.description() + " is closed: build a new one, and keep it "
+                + "open while a Turnstile uses it", cause);
     }
 
     void forget(HeldLease lease) {
@@ -586,8 +621,12 @@ public final class Turnstile implements AutoCloseable {
          * Builds the client.
          *
          * @return the client
+         * @throws IllegalStateException if the store is already closed
          */
         public Turnstile build() {
+            if (store.isClosed()) {
+                throw closedStoreException(store, null);
+            }
             return new Turnstile(this);
         }
     }

@@ -706,6 +706,35 @@ public abstract class LockStoreContract {
     }
 
     @Nested
+    @DisplayName("closed store")
+    class ClosedStore {
+
+        @Test
+        @DisplayName("a client over a closed store says it is closed (IllegalStateException), not that it is unreachable")
+        void saysItIsClosed() throws Exception {
+            LockStore closedFirst = newStore();
+            closedFirst.close();
+            assertThat(closedFirst.isClosed()).isTrue();
+            assertThatThrownBy(() -> Turnstile.builder(closedFirst).build()).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            closedFirst.close(); // twice is harmless
+
+            LockStore raw = store();
+            Turnstile t = Turnstile.builder(raw).build();
+            toClose.add(0, t);
+            String name = unique("closed");
+            assertThat(raw.isClosed()).isFalse();
+            raw.close();
+            assertThatThrownBy(() -> t.tryAcquire(name, ttl(1_000))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            assertThatThrownBy(() -> t.acquire(name, ttl(1_000), ms(100))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            assertThatThrownBy(t::heldLocks).isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+            assertThatThrownBy(() -> t.forceRelease(name)).isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+        }
+    }
+
+    @Nested
     @DisplayName("bad input")
     class BadInput {
 
