@@ -40,6 +40,7 @@ final class HeldLease implements Lease {
     private volatile ReleaseOutcome outcome;
     private volatile LeaseLoss loss;
     private ScheduledFuture<?> renewal; // guarded by this
+    private ScheduledFuture<?> deadlineCheck; // guarded by this
     private boolean deadlineWatched; // guarded by this
 
     HeldLease(Turnstile turnstile, LockStore store, LeaseKeeper keeper, String name, String owner, String token,
@@ -68,13 +69,15 @@ final class HeldLease implements Lease {
         return Math.max(ttlNanos / 100 + 2_000_000L, Math.min(ttlNanos / 10, 100_000_000L));
     }
 
-    void start() {
-        if (options.keepAlive()) {
-            scheduleRenewal(renewInterval());
-        }
-        if (options.keepAlive() || options.onLost().isPresent()) {
-            watchDeadline();
-        }
+    /**
+     * Arms the keep-alive and the deadline check the options ask for.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException if the client's timer has stopped
+     *     (the client is closing)
+     */
+    synchronized void start() {
+        deadlineWatched = options.keepAlive() || options.onLost().isPresent();
+        rearm();
     }
 
     @Override public String name() { return name; }
@@ -140,10 +143,7 @@ final class HeldLease implements Lease {
             synchronized (this) {
                 wasLost = state == State.LOST;
                 state = wasLost ? State.LOST : State.RELEASED;
-                if (renewal != null) {
-                    renewal.cancel(false);
-                    renewal = null;
-                }
+                disarm();
             }
             turnstile.forget(this);
             boolean ok = turnstile.endLease(name, token, options.lockAtLeastFor());
@@ -175,12 +175,59 @@ final class HeldLease implements Lease {
         return lost.minimalCompletionStage();
     }
 
+    /**
+     * A third of the current TTL (the one last confirmed, so an extend to a shorter or longer TTL
+     * changes the pace), or the interval set in the options if that is shorter.
+     */
     private Duration renewInterval() {
-        Duration interval = options.keepAliveInterval();
         Duration third = ttl.dividedBy(3);
-        return interval.compareTo(third) < 0 ? interval : third;
+        Duration set = options.keepAliveIntervalIfSet();
+        return set != null && set.compareTo(third) < 0 ? set : third;
     }
 
+    /**
+     * Caller holds this. Points the next renewal (if kept alive) and the deadline check (if
+     * watched) at the last confirmed acquire, renewal or extend: both move with every confirmation,
+     * earlier as well as later (DESIGN principle 8), so a shorter TTL is neither renewed too late
+     * nor reported lost after the store has already freed the lock.
+     */
+    private void rearm() {
+        if (state != State.HELD) {
+            return;
+        }
+        if (options.keepAlive()) {
+            if (renewal != null) {
+                renewal.cancel(false);
+            }
+            renewal = keeper.schedule(() -> keeper.execute(this::renewOnce),
+                    confirmedNanos + renewInterval().toNanos() - System.nanoTime());
+        }
+        if (deadlineWatched) {
+            armDeadlineCheck();
+        }
+    }
+
+    /** Caller holds this. */
+    private void armDeadlineCheck() {
+        if (deadlineCheck != null) {
+            deadlineCheck.cancel(false);
+        }
+        deadlineCheck = keeper.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
+    }
+
+    /** Caller holds this. */
+    private void disarm() {
+        if (renewal != null) {
+            renewal.cancel(false);
+            renewal = null;
+        }
+        if (deadlineCheck != null) {
+            deadlineCheck.cancel(false);
+            deadlineCheck = null;
+        }
+    }
+
+    /** A retry after a failed renewal; the deadline stays where the last confirmation put it. */
     private synchronized void scheduleRenewal(Duration delay) {
         if (state == State.HELD) {
             renewal = keeper.schedule(() -> keeper.execute(this::renewOnce), delay.toNanos());
@@ -207,7 +254,6 @@ final class HeldLease implements Lease {
             }
             if (ok) {
                 confirmed(t0, currentTtl);
-                scheduleRenewal(renewInterval());
             } else {
                 markLost("the store refused to renew it (expired, taken over or force-released)");
             }
@@ -216,18 +262,20 @@ final class HeldLease implements Lease {
         }
     }
 
-    private void confirmed(long t0, Duration newTtl) {
+    /** A renewal or extend that started at {@code t0} was confirmed: the new deadline and TTL rule from now on. */
+    private synchronized void confirmed(long t0, Duration newTtl) {
         if (state == State.HELD) {
             ttl = newTtl;
             confirmedNanos = t0;
             deadlineNanos = t0 + newTtl.toNanos() - driftMargin(newTtl);
+            rearm();
         }
     }
 
     private synchronized void watchDeadline() {
         if (!deadlineWatched && state == State.HELD) {
             deadlineWatched = true;
-            keeper.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
+            armDeadlineCheck();
         }
     }
 
@@ -235,11 +283,14 @@ final class HeldLease implements Lease {
         if (state != State.HELD) {
             return;
         }
-        long left = deadlineNanos - System.nanoTime();
-        if (left <= 0) {
+        if (deadlineNanos - System.nanoTime() <= 0) {
             markLost("its local deadline passed without a confirmed renewal");
-        } else {
-            keeper.schedule(this::checkDeadline, left);
+            return;
+        }
+        synchronized (this) {
+            if (state == State.HELD) {
+                armDeadlineCheck(); // a confirmation moved the deadline as this check came due
+            }
         }
     }
 
@@ -252,10 +303,7 @@ final class HeldLease implements Lease {
                 return earlier != null ? earlier : new LeaseLoss(name, grant.fence(), reason, Instant.now());
             }
             state = State.LOST;
-            if (renewal != null) {
-                renewal.cancel(false);
-                renewal = null;
-            }
+            disarm();
             loss = new LeaseLoss(name, grant.fence(), reason, Instant.now());
             this.loss = loss;
         }

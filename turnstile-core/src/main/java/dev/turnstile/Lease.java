@@ -92,7 +92,10 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Extends the lease so that it ends {@code lockAtMostFor} from now, by the store's clock.
-     * Atomic and owner-checked.
+     * Atomic and owner-checked. The new time to live may be shorter than what is left: the local
+     * deadline, the loss check and the keep-alive (a third of the new TTL, or the set interval if
+     * shorter) all follow it, earlier or later, so a loss is still reported before the store can
+     * grant the lock to anyone else.
      *
      * @param lockAtMostFor the new time to live, counted from now
      * @throws LeaseLostException if the lease expired, was taken over or was force-released (the

@@ -1,7 +1,6 @@
 package dev.turnstile;
 
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -9,7 +8,8 @@ import java.util.function.Consumer;
  * How to hold a lock: its time to live ({@code lockAtMostFor}), its minimum hold
  * ({@code lockAtLeastFor}), keep-alive, loss callback and reentrancy. Immutable; build it with
  * {@link #builder()} or take {@link #defaults()}. Every setter validates at once and its message
- * names the field, the value and the rule.
+ * names the field, the value and the rule; a null argument is bad input like any other
+ * ({@link IllegalArgumentException}).
  */
 public final class LockOptions {
 
@@ -53,7 +53,7 @@ public final class LockOptions {
      *
      * @param lockAtMostFor the lease's time to live
      * @return the options
-     * @throws IllegalArgumentException if the duration is out of range
+     * @throws IllegalArgumentException if the duration is null or out of range
      */
     public static LockOptions lockAtMostFor(Duration lockAtMostFor) {
         return builder().lockAtMostFor(lockAtMostFor).build();
@@ -96,12 +96,19 @@ public final class LockOptions {
     }
 
     /**
-     * Returns how often the heartbeat renews: {@code lockAtMostFor / 3} unless set.
+     * Returns how often the heartbeat renews: {@code lockAtMostFor / 3} unless set. After
+     * {@link Lease#extend} the heartbeat follows a third of the new TTL (or the set interval if
+     * that is shorter).
      *
      * @return the renewal interval
      */
     public Duration keepAliveInterval() {
         return keepAliveInterval != null ? keepAliveInterval : lockAtMostFor.dividedBy(3);
+    }
+
+    /** The renewal interval set with {@link Builder#keepAlive(Duration)}, or null: then it is a third of the current TTL. */
+    Duration keepAliveIntervalIfSet() {
+        return keepAliveInterval;
     }
 
     /**
@@ -168,7 +175,7 @@ public final class LockOptions {
          *
          * @param ttl between {@link #MIN_TTL} and {@link #MAX_DURATION}
          * @return this builder
-         * @throws IllegalArgumentException if out of range
+         * @throws IllegalArgumentException if null or out of range
          */
         public Builder lockAtMostFor(Duration ttl) {
             this.lockAtMostFor = Validation.ttl("lockAtMostFor", ttl);
@@ -182,7 +189,7 @@ public final class LockOptions {
          * @param atLeast zero or more, at most {@link #MAX_DURATION}; checked against
          *     {@code lockAtMostFor} in {@link #build()}
          * @return this builder
-         * @throws IllegalArgumentException if negative or absurd
+         * @throws IllegalArgumentException if null, negative or absurd
          */
         public Builder lockAtLeastFor(Duration atLeast) {
             this.lockAtLeastFor = Validation.nonNegative("lockAtLeastFor", atLeast);
@@ -207,7 +214,7 @@ public final class LockOptions {
          *
          * @param interval positive and shorter than {@code lockAtMostFor} (checked in {@link #build()})
          * @return this builder
-         * @throws IllegalArgumentException if not positive
+         * @throws IllegalArgumentException if null or not positive
          */
         public Builder keepAlive(Duration interval) {
             this.keepAliveInterval = Validation.ttl("keepAlive interval", interval);
@@ -220,9 +227,10 @@ public final class LockOptions {
          *
          * @param onLost the callback
          * @return this builder
+         * @throws IllegalArgumentException if {@code onLost} is null
          */
         public Builder onLost(Consumer<LeaseLoss> onLost) {
-            this.onLost = Objects.requireNonNull(onLost, "onLost");
+            this.onLost = Validation.notNull("onLost callback", onLost, "give a callback, or leave it unset for none");
             return this;
         }
 
@@ -244,9 +252,11 @@ public final class LockOptions {
          *
          * @param context the owner context
          * @return this builder
+         * @throws IllegalArgumentException if {@code context} is null
          */
         public Builder reentrantFor(Object context) {
-            this.reentrancyContext = Objects.requireNonNull(context, "reentrancy context");
+            this.reentrancyContext = Validation.notNull("reentrancy context", context,
+                    "give the object that owns the hold (a job id, a request), or use reentrant() for the calling thread");
             this.reentrantPerThread = false;
             return this;
         }

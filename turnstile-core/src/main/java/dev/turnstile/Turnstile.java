@@ -7,10 +7,10 @@ import dev.turnstile.spi.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Busy is a result (an empty {@link Optional}); a store that cannot be reached raises
- * {@link StoreUnavailableException}; bad input raises {@link IllegalArgumentException} whose message
- * says what to fix, and nothing reaches the store.
+ * {@link StoreUnavailableException}; bad input, null included, raises
+ * {@link IllegalArgumentException} whose message says what to fix, and nothing reaches the store;
+ * using a closed client, or a client over a closed store, raises {@link IllegalStateException}.
  */
 public final class Turnstile implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
@@ -38,7 +39,8 @@ public final class Turnstile implements AutoCloseable {
     private final String owner;
     private final Backoff backoff;
     private final long courtesyNanos;
-    private final LeaseKeeper keeper = new LeaseKeeper();
+    /** Package-private for tests that stop its timer at an exact point, as a concurrent {@link #close} would. */
+    final LeaseKeeper keeper = new LeaseKeeper();
     private final WaitRooms waitRooms = new WaitRooms();
     private final ReleaseWatches watches;
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
@@ -67,10 +69,10 @@ public final class Turnstile implements AutoCloseable {
      *
      * @param store the store, built from the client the application already has
      * @return a builder
-     * @throws NullPointerException if {@code store} is null
+     * @throws IllegalArgumentException if {@code store} is null
      */
     public static Builder builder(LockStore store) {
-        return new Builder(Objects.requireNonNull(store, "store"));
+        return new Builder(Validation.notNull("store", store, "give a LockStore, e.g. JdbcLockStore.builder(dataSource).build()"));
     }
 
     /**
@@ -111,6 +113,7 @@ public final class Turnstile implements AutoCloseable {
      * @return the lease, or empty if another holder has it
      * @throws IllegalArgumentException if the name is empty, too long or has control characters
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name) {
         return tryAcquire(name, LockOptions.defaults());
@@ -123,11 +126,11 @@ public final class Turnstile implements AutoCloseable {
      *     trailing white space; stored literally
      * @param options how to hold it
      * @return the lease, or empty if another holder has it
-     * @throws IllegalArgumentException if the name is invalid
+     * @throws IllegalArgumentException if the name is invalid or the options are null
      * @throws StoreUnavailableException if the store cannot be reached; an acquire whose outcome is
      *     unknown is followed by a best-effort release of its token
      * @throws LeaseLostException on a re-entrant acquire whose outer lease is lost
-     * @throws IllegalStateException if this client is closed
+     * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name, LockOptions options) {
         return tryAcquire(name, options, false);
@@ -136,7 +139,7 @@ public final class Turnstile implements AutoCloseable {
     /** @param waiting whether a busy lock will be waited for (the store may queue this client) */
     private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting) {
         Validation.lockName(name);
-        Objects.requireNonNull(options, "options");
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         checkOpen();
         if (!options.reentrant()) {
             return Optional.ofNullable(acquireOnce(name, options, waiting));
@@ -180,13 +183,15 @@ public final class Turnstile implements AutoCloseable {
      * @param maxWait how long to wait at most; zero means one try
      * @return the lease, or empty if the lock stayed busy for {@code maxWait}
      * @throws InterruptedException if the thread is interrupted while waiting (nothing is held)
-     * @throws IllegalArgumentException if the name or the wait is invalid
+     * @throws IllegalArgumentException if the name or the wait is invalid, or the options are null
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if this client or its store is closed, before or while waiting (nothing is held)
      */
     public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         Validation.lockName(name);
-        Objects.requireNonNull(options, "options");
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         Validation.nonNegative("maxWait", maxWait);
+        checkOpen();
         if (options.reentrant() && holdsReentrantly(name, options)) {
             // Not in line behind threads that wait for this very hold to end.
             Optional<Lease> again = tryAcquire(name, options, false);
@@ -217,6 +222,10 @@ public final class Turnstile implements AutoCloseable {
             while (true) {
                 HeldLease handed = seat.takeHanded();
                 if (handed != null) {
+                    if (closed) {
+                        handed.release(); // close() may have missed it: nothing may be held when acquire throws
+                        throw closedClient();
+                    }
                     acquired = true;
                     return Optional.of(adopt(name, options, handed));
                 }
@@ -226,7 +235,11 @@ public final class Turnstile implements AutoCloseable {
                 if (tryNow) {
                     Optional<Lease> lease;
                     try {
-                        lease = tryAcquire(name, options, watch != null && watch.notifies());
+                        // In the store's waiting line (where it keeps one) from the second try on, even
+                        // when the release subscription failed and this waiter polls: otherwise a
+                        // client whose notifications broke would never be first in line, and another
+                        // client's threads could hand the lock among themselves while it starves.
+                        lease = tryAcquire(name, options, watch != null);
                     } catch (StoreUnavailableException e) {
                         if (Thread.interrupted()) {
                             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -291,9 +304,14 @@ public final class Turnstile implements AutoCloseable {
      *
      * @return held locks sorted by name
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the store is closed
      */
     public List<LockInfo> heldLocks() {
-        return store.heldLocks();
+        try {
+            return store.heldLocks();
+        } catch (RuntimeException e) {
+            throw store.isClosed() ? closedStore(e) : e;
+        }
     }
 
     /**
@@ -304,21 +322,29 @@ public final class Turnstile implements AutoCloseable {
      * @return {@code true} if a held lease was ended
      * @throws IllegalArgumentException if the name is invalid
      * @throws StoreUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the store is closed
      */
     public boolean forceRelease(String name) {
         Validation.lockName(name);
-        boolean freed = store.forceRelease(name);
+        boolean freed;
+        try {
+            freed = store.forceRelease(name);
+        } catch (RuntimeException e) {
+            throw store.isClosed() ? closedStore(e) : e;
+        }
         waitRooms.signal(name);
         return freed;
     }
 
     /**
      * Releases every lease this client still holds (best effort) and stops its threads. Does not
-     * close the store.
+     * close the store. Threads waiting in {@link #acquire} return at once with an
+     * {@link IllegalStateException}; a lease being handed to one of them is released instead.
      */
     @Override
     public void close() {
         closed = true;
+        waitRooms.close(); // waiters wake and find the client closed
         watches.closeAll();
         for (HeldLease lease : new ArrayList<>(held)) {
             try {
@@ -337,7 +363,13 @@ public final class Turnstile implements AutoCloseable {
             Optional<Grant> grant;
             try {
                 grant = store.tryAcquire(new AcquireRequest(name, owner, token, options.lockAtMostFor(), waiting));
-            } catch (StoreUnavailableException e) {
+            } catch (RuntimeException failed) {
+                if (store.isClosed()) {
+                    throw closedStore(failed); // a programming error, not an outage: no ERROR log, nothing to undo
+                }
+                if (!(failed instanceof StoreUnavailableException e)) {
+                    throw failed;
+                }
                 if (Thread.currentThread().isInterrupted()) {
                     log.debug("acquiring lock '{}' was interrupted", name);
                 } else {
@@ -363,10 +395,34 @@ public final class Turnstile implements AutoCloseable {
                         + took / 1_000_000 + " ms, more than half of lockAtMostFor (" + options.lockAtMostFor().toMillis()
                         + " ms): the store is too slow for this TTL", null);
             }
-            HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant.get(), options, start);
-            held.add(lease);
+            return startLease(name, token, grant.get(), options, start);
+        }
+    }
+
+    /**
+     * Makes a granted lock a held lease: tracked (so {@link #close} releases it) and armed. If the
+     * client closed meanwhile (its timer then refuses the lease's keep-alive and deadline check), the
+     * grant is released rather than left to block everyone until its TTL.
+     *
+     * @throws IllegalStateException if the client is closed
+     */
+    private HeldLease startLease(String name, String token, Grant grant, LockOptions options, long start) {
+        HeldLease lease = new HeldLease(this, store, keeper, name, owner, token, grant, options, start);
+        held.add(lease);
+        try {
+            if (closed) {
+                // close() set the flag before it went through the held leases: it may have missed this one.
+                throw new RejectedExecutionException("closed");
+            }
             lease.start();
             return lease;
+        } catch (RejectedExecutionException closing) {
+            try {
+                lease.release();
+            } catch (RuntimeException e) {
+                log.debug("could not release lock '{}' granted as the client closed; it expires by its TTL: {}", name, e.toString());
+            }
+            throw closedClient();
         }
     }
 
@@ -381,8 +437,25 @@ public final class Turnstile implements AutoCloseable {
 
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this Turnstile is closed; build a new one");
+            throw closedClient();
         }
+    }
+
+    private static IllegalStateException closedClient() {
+        return new IllegalStateException("this Turnstile is closed; build a new one");
+    }
+
+    /** What a store call failed with once the store is closed: the store's own word if it said so. */
+    private IllegalStateException closedStore(RuntimeException failed) {
+        if (failed instanceof IllegalStateException e) {
+            return e;
+        }
+        return closedStoreException(store, failed);
+    }
+
+    static IllegalStateException closedStoreException(LockStore store, Throwable cause) {
+        return new IllegalStateException("the LockStore " + store.description() + " is closed: build a new one, and keep it "
+                + "open while a Turnstile uses it", cause);
     }
 
     void forget(HeldLease lease) {
@@ -418,37 +491,48 @@ public final class Turnstile implements AutoCloseable {
             released(name, token, true);
             return ok;
         }
-        LockOptions options = taker.options();
-        String nextToken = Owners.newToken();
-        long start = System.nanoTime();
-        HandOver done;
+        // The claimed seat waits, uninterruptibly, for deliver or withdraw: whatever happens below
+        // (a store error, the client closing, an Error), it must get one of them.
+        boolean delivered = false;
         try {
-            done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
-        } catch (RuntimeException e) {
-            waitRooms.withdraw(taker);
-            undoAmbiguousAcquire(name, nextToken);
-            throw e;
-        }
-        if (done.grant().isEmpty()) {
-            waitRooms.withdraw(taker);
-            // Released to a waiter of another client, which the store has woken: the waiters here
-            // must not race it for the lock. (Not held at all: they may try.)
-            released(name, token, !done.released());
-            return done.released();
-        }
-        if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
-            // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
-            undoAmbiguousAcquire(name, nextToken);
-            waitRooms.withdraw(taker);
-            released(name, token, true);
+            LockOptions options = taker.options();
+            String nextToken = Owners.newToken();
+            long start = System.nanoTime();
+            HandOver done;
+            try {
+                done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
+            } catch (RuntimeException e) {
+                undoAmbiguousAcquire(name, nextToken);
+                throw e;
+            }
+            if (done.grant().isEmpty()) {
+                // Released to a waiter of another client, which the store has woken: the waiters here
+                // must not race it for the lock. (Not held at all: they may try.)
+                released(name, token, !done.released());
+                return done.released();
+            }
+            if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
+                // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
+                undoAmbiguousAcquire(name, nextToken);
+                released(name, token, true);
+                return true;
+            }
+            HeldLease lease;
+            try {
+                lease = startLease(name, nextToken, done.grant().get(), options, start);
+            } catch (IllegalStateException closing) {
+                released(name, token, true); // the grant was released; the waiter wakes to a closed client
+                return true;
+            }
+            released(name, token, false);
+            waitRooms.deliver(taker, lease);
+            delivered = true;
             return true;
+        } finally {
+            if (!delivered) {
+                waitRooms.withdraw(taker);
+            }
         }
-        HeldLease lease = new HeldLease(this, store, keeper, name, owner, nextToken, done.grant().get(), options, start);
-        held.add(lease);
-        lease.start();
-        released(name, token, false);
-        waitRooms.deliver(taker, lease);
-        return true;
     }
 
     /**
@@ -537,8 +621,12 @@ public final class Turnstile implements AutoCloseable {
          * Builds the client.
          *
          * @return the client
+         * @throws IllegalStateException if the store is already closed
          */
         public Turnstile build() {
+            if (store.isClosed()) {
+                throw closedStoreException(store, null);
+            }
             return new Turnstile(this);
         }
     }

@@ -8,6 +8,19 @@ final class Validation {
 
     private Validation() {}
 
+    /**
+     * Null is bad input like any other: an {@link IllegalArgumentException} that says what to pass.
+     *
+     * @param what the parameter, as the caller knows it
+     * @param hint what to give instead, e.g. "give LockOptions.defaults()"
+     */
+    static <T> T notNull(String what, T value, String hint) {
+        if (value == null) {
+            throw new IllegalArgumentException(what + " is null: " + hint);
+        }
+        return value;
+    }
+
     static String lockName(String name) {
         if (name == null) {
             throw new IllegalArgumentException("lock name is null: give a non-empty name");
@@ -36,7 +49,8 @@ final class Validation {
     }
 
     static String owner(String owner) {
-        if (owner == null || owner.isBlank()) {
+        notNull("owner", owner, "give a readable holder identity or leave the default");
+        if (owner.isBlank()) {
             throw new IllegalArgumentException("owner is empty: give a readable holder identity or leave the default");
         }
         if (owner.length() > MAX_NAME_LENGTH) {

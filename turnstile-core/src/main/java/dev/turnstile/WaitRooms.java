@@ -17,6 +17,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class WaitRooms {
     private final ConcurrentHashMap<String, Room> rooms = new ConcurrentHashMap<>();
+    /** Set when the client closes: every wait ends at once (a seat being handed a lock still waits for the outcome). */
+    private volatile boolean closed;
 
     /** The waiters on one name. Guarded by its own monitor. */
     private static final class Room {
@@ -40,7 +42,10 @@ final class WaitRooms {
         private boolean offered;
         private HeldLease handed;
 
-        private Seat(Room room, boolean firstAtOnce, LockOptions options) {
+        private final WaitRooms rooms;
+
+        private Seat(WaitRooms rooms, Room room, boolean firstAtOnce, LockOptions options) {
+            this.rooms = rooms;
             this.room = room;
             this.firstAtOnce = firstAtOnce;
             this.options = options;
@@ -82,10 +87,13 @@ final class WaitRooms {
          * Waits until this seat is first in line.
          *
          * @param deadline {@link System#nanoTime()} at which to give up
-         * @return whether its turn came before the deadline
+         * @return whether its turn came before the deadline (false, too, once the client closed)
          */
         boolean awaitTurn(long deadline) throws InterruptedException {
             while (true) {
+                if (rooms.closed) {
+                    return false;
+                }
                 synchronized (room) {
                     if (room.line.peekFirst() == this) {
                         // A lock taken by the waiter ahead is busy until its release, which bumps
@@ -120,7 +128,7 @@ final class WaitRooms {
                             waitingForRelease = false;
                             break;
                         }
-                        if (handed != null || room.generation != seen || deadline - System.nanoTime() <= 0) {
+                        if (handed != null || room.generation != seen || deadline - System.nanoTime() <= 0 || rooms.closed) {
                             waitingForRelease = false;
                             return room.generation;
                         }
@@ -160,7 +168,7 @@ final class WaitRooms {
         rooms.compute(name, (k, r) -> {
             Room x = r != null ? r : new Room();
             synchronized (x) {
-                seat[0] = new Seat(x, x.line.isEmpty(), options);
+                seat[0] = new Seat(this, x, x.line.isEmpty(), options);
                 seat[0].seen = x.generation;
                 x.line.addLast(seat[0]);
             }
@@ -238,6 +246,16 @@ final class WaitRooms {
                 first = room.line.peekFirst();
             }
             wake(first);
+        }
+    }
+
+    /** The client is closing: wakes every waiter, and later waits return at once. */
+    void close() {
+        closed = true;
+        for (Room room : rooms.values()) {
+            synchronized (room) {
+                room.line.forEach(WaitRooms::wake);
+            }
         }
     }
 

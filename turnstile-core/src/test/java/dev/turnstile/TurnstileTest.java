@@ -500,6 +500,9 @@ class TurnstileTest {
         final AtomicBoolean failHandOver = new AtomicBoolean();
         final java.util.concurrent.CountDownLatch handOverStarted = new java.util.concurrent.CountDownLatch(1);
         volatile long handOverMillis;
+        /** When set, a hand-over that has granted the lock waits here before it returns (after counting down handOverDone). */
+        volatile java.util.concurrent.CountDownLatch handOverGate;
+        final java.util.concurrent.CountDownLatch handOverDone = new java.util.concurrent.CountDownLatch(1);
 
         @Override
         public synchronized Optional<Grant> tryAcquire(AcquireRequest r) {
@@ -531,7 +534,17 @@ class TurnstileTest {
             if (!inner.release(name, token, Duration.ZERO)) {
                 return HandOver.notHeld();
             }
-            return HandOver.handedTo(inner.tryAcquire(next).orElseThrow());
+            HandOver done = HandOver.handedTo(inner.tryAcquire(next).orElseThrow());
+            java.util.concurrent.CountDownLatch gate = handOverGate;
+            if (gate != null) {
+                handOverDone.countDown();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return done;
         }
     }
 
@@ -610,6 +623,98 @@ class TurnstileTest {
             assertThat(store.handOvers).hasValue(1);
             assertThat(t.heldLocks()).as("the lease handed over as the interrupt came was released").isEmpty();
         }
+    }
+
+    /** Waits on {@code t} for "job" on a thread of its own; the outcome (a lease or what was thrown) completes the future. */
+    private static CompletableFuture<Object> waitFor(Turnstile t, LockOptions options) {
+        CompletableFuture<Object> outcome = new CompletableFuture<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                outcome.complete(t.acquire("job", options, Duration.ofSeconds(30)));
+            } catch (Throwable e) {
+                outcome.complete(e);
+            }
+        }, "test-waiter");
+        waiter.setDaemon(true);
+        waiter.start();
+        return outcome;
+    }
+
+    @Test
+    void aHandOverThatMeetsTheClosingClientsStoppedTimerReleasesTheGrantAndFreesTheWaiter() throws Exception {
+        HandingStore store = new HandingStore();
+        Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+        try {
+            LockOptions keptAlive = LockOptions.builder().keepAlive(true).build();
+            Lease first = t.tryAcquire("job").orElseThrow();
+            CompletableFuture<Object> waiter = waitFor(t, keptAlive);
+            Thread.sleep(200); // the waiter tried once and waits for a release now
+            store.handOverGate = new java.util.concurrent.CountDownLatch(1);
+            CompletableFuture<Object> releasing = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return first.release();
+                } catch (Throwable e) {
+                    return e;
+                }
+            }, OWN_THREAD);
+            assertThat(store.handOverDone.await(5, TimeUnit.SECONDS)).isTrue();
+            // The lock is granted to the waiter's token in the store; now the client's timer stops, as
+            // close() does, between the hand-over's check that the client is open and the lease's start.
+            t.keeper.close();
+            store.handOverGate.countDown();
+            assertThat(releasing.get(5, TimeUnit.SECONDS)).as("the release itself succeeded").isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(waiter.get(5, TimeUnit.SECONDS)).as("the waiter was not left parked")
+                    .isInstanceOfSatisfying(IllegalStateException.class, e -> assertThat(e).hasMessageContaining("closed"));
+            assertThat(store.inner.heldLocks()).as("the grant made for the waiter was released").isEmpty();
+        } finally {
+            t.close();
+        }
+    }
+
+    @Test
+    void closeDuringAHandOverReleasesTheGrantAndTheWaiterThrows() throws Exception {
+        HandingStore store = new HandingStore();
+        Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+        LockOptions withOnLost = LockOptions.builder().onLost(loss -> { }).build();
+        Lease first = t.tryAcquire("job").orElseThrow();
+        CompletableFuture<Object> waiter = waitFor(t, withOnLost);
+        Thread.sleep(200);
+        store.handOverGate = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Object> releasing = CompletableFuture.supplyAsync(() -> {
+            try {
+                return first.release();
+            } catch (Throwable e) {
+                return e;
+            }
+        }, OWN_THREAD);
+        assertThat(store.handOverDone.await(5, TimeUnit.SECONDS)).isTrue();
+        t.close(); // runs to the end while the hand-over is in the store
+        store.handOverGate.countDown();
+        assertThat(releasing.get(5, TimeUnit.SECONDS)).isEqualTo(ReleaseOutcome.RELEASED);
+        assertThat(waiter.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(IllegalStateException.class,
+                e -> assertThat(e).hasMessageContaining("closed"));
+        assertThat(store.inner.heldLocks()).isEmpty();
+    }
+
+    @Test
+    void closeEndsEveryWaitAtOnceWithIllegalStateException() throws Exception {
+        InMemoryLockStore store = new InMemoryLockStore();
+        Turnstile holder = Turnstile.builder(store).build();
+        Turnstile t = Turnstile.builder(store).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+        holder.tryAcquire("job").orElseThrow();
+        CompletableFuture<Object> first = waitFor(t, LockOptions.defaults());
+        CompletableFuture<Object> second = waitFor(t, LockOptions.defaults()); // in line behind the first
+        Thread.sleep(200);
+        long closing = System.nanoTime();
+        t.close();
+        for (CompletableFuture<Object> w : List.of(first, second)) {
+            assertThat(w.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(IllegalStateException.class,
+                    e -> assertThat(e).hasMessageContaining("this Turnstile is closed"));
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - closing)).as("not after the 5 s poll").isLessThan(Duration.ofSeconds(1));
+        assertThatThrownBy(() -> t.acquire("job", LockOptions.defaults(), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalStateException.class);
+        holder.close();
     }
 
     @Test

@@ -11,7 +11,9 @@ import java.time.Duration;
  *     as the same acquisition)
  * @param ttl the lease's time to live, counted by the store's clock
  * @param waiting whether the caller waits for a release if the lock is busy (it has
- *     {@linkplain LockStore#watchReleases subscribed}), so a store may queue it and wake it in turn
+ *     {@linkplain LockStore#watchReleases subscribed}, or tried to: a waiter whose subscription
+ *     failed polls, and keeps its place all the same), so a store may queue it and wake it in turn;
+ *     a queued waiter that does not answer its turn costs the others a short delay, never the lock
  */
 public record AcquireRequest(String name, String owner, String token, Duration ttl, boolean waiting) {
     /**

@@ -1,6 +1,5 @@
 package dev.turnstile.spi;
 
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -14,11 +13,13 @@ import java.util.Optional;
 public record HandOver(boolean released, Optional<Grant> grant) {
 
     /**
-     * @throws NullPointerException if grant is null
+     * @throws IllegalArgumentException if grant is null
      * @throws IllegalArgumentException if a grant is given for a lock that was not released
      */
     public HandOver {
-        Objects.requireNonNull(grant, "grant");
+        if (grant == null) {
+            throw new IllegalArgumentException("grant is null: give Optional.empty() when the lock was not handed over");
+        }
         if (grant.isPresent() && !released) {
             throw new IllegalArgumentException("a lock can only be handed over by its holder");
         }

@@ -114,7 +114,22 @@ public interface LockStore extends AutoCloseable {
      */
     String description();
 
-    /** Releases the store's own resources (a pool it created). A store built over the caller's client leaves it open. */
+    /**
+     * Releases the store's own resources (a pool it created). A store built over the caller's client
+     * leaves it open. Closing twice is harmless. A closed store should refuse every operation with an
+     * {@link IllegalStateException} saying so, and {@link #isClosed()} should then return {@code true}:
+     * using a closed store is a programming error, not an outage.
+     */
     @Override
     default void close() {}
+
+    /**
+     * Tells whether {@link #close()} was called, so that a client can report a closed store as what it
+     * is rather than as an unreachable one.
+     *
+     * @return {@code true} once closed; the default, for a store that does not track it, is {@code false}
+     */
+    default boolean isClosed() {
+        return false;
+    }
 }

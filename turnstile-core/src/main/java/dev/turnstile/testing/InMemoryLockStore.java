@@ -26,6 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class InMemoryLockStore implements LockStore {
     private final Map<String, Row> rows = new HashMap<>();
     private final Map<String, List<ReleaseListener>> watchers = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     private static final class Row {
         String owner;
@@ -38,6 +39,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public synchronized Optional<Grant> tryAcquire(AcquireRequest request) {
+        checkOpen();
         long now = System.nanoTime();
         Row row = rows.computeIfAbsent(request.name(), k -> new Row());
         if (row.token != null && row.expiresNanos - now > 0) {
@@ -54,6 +56,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public synchronized boolean extend(String name, String token, Duration ttl) {
+        checkOpen();
         Row row = heldBy(name, token);
         if (row == null) {
             return false;
@@ -64,6 +67,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
+        checkOpen();
         boolean freed;
         synchronized (this) {
             Row row = heldBy(name, token);
@@ -86,6 +90,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public synchronized List<LockInfo> heldLocks() {
+        checkOpen();
         long now = System.nanoTime();
         Instant wallNow = Instant.now();
         List<LockInfo> out = new ArrayList<>();
@@ -101,6 +106,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public boolean forceRelease(String name) {
+        checkOpen();
         synchronized (this) {
             Row row = rows.get(name);
             if (row == null || row.token == null || row.expiresNanos - System.nanoTime() <= 0) {
@@ -114,6 +120,7 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+        checkOpen();
         watchers.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(listener);
         return () -> watchers.computeIfPresent(name, (k, list) -> {
             list.remove(listener);
@@ -132,6 +139,24 @@ public final class InMemoryLockStore implements LockStore {
     @Override
     public String description() {
         return "in-memory store";
+    }
+
+    /** Marks the store closed: every later operation throws {@link IllegalStateException}. */
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the LockStore " + description() + " is closed: build a new one, and keep it "
+                    + "open while a Turnstile uses it");
+        }
     }
 
     private Row heldBy(String name, String token) {

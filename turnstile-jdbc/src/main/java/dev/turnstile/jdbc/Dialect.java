@@ -85,6 +85,36 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
 
     abstract boolean isMissingTable(SQLException e);
 
+    /**
+     * A deadlock or serialization failure: the database rolled the statement (or its transaction)
+     * back and trying again may succeed. SQLState class 40 is the standard's "transaction rollback";
+     * MySQL/MariaDB report a deadlock as 40001 with error code 1213.
+     */
+    boolean isTransientConflict(SQLException e) {
+        for (SQLException x : chain(e)) {
+            if ("40001".equals(x.getSQLState()) || "40P01".equals(x.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The statement waited for a row lock held by another transaction until the database gave up. */
+    boolean isLockWaitTimeout(SQLException e) {
+        return false;
+    }
+
+    /** The exception and its causes that are SQL exceptions (drivers wrap them). */
+    static java.util.List<SQLException> chain(SQLException e) {
+        java.util.List<SQLException> out = new java.util.ArrayList<>(2);
+        for (Throwable t = e; t != null && out.size() < 8; t = t.getCause()) {
+            if (t instanceof SQLException x) {
+                out.add(x);
+            }
+        }
+        return out;
+    }
+
     @Override
     public final String createTable(String table) {
         String ddl;

@@ -16,11 +16,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A lock store in one SQL table, over any {@link DataSource}: SQLite, PostgreSQL, MariaDB/MySQL
@@ -35,8 +39,19 @@ import javax.sql.DataSource;
  * {@code turnstile schema} or {@link SqlDialect#createTable}, or let the store create it with
  * {@link Builder#createTableIfMissing(boolean)}. Each operation borrows a connection and works in
  * autocommit (it commits itself if the pool hands out connections with autocommit off).
+ *
+ * <p>A deadlock or serialization failure (PostgreSQL SQLState {@code 40001}/{@code 40P01}, MariaDB and
+ * MySQL error 1213, H2 {@code 40001}: contention on the lock's row, typical under
+ * {@code SERIALIZABLE} or with other transactions touching the table) is rolled back by the database,
+ * so nothing was taken: the statement is retried a few times after a short jittered pause, and an
+ * acquire that still conflicts reports the lock busy. A lock wait timeout (MariaDB/MySQL 1205,
+ * PostgreSQL {@code 55P03}: another transaction holds the row) is busy at once. Neither is reported
+ * as {@link StoreUnavailableException}; an extend or release that keeps conflicting is.
  */
 public final class JdbcLockStore implements LockStore {
+    private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
+    /** Attempts of one statement that meets a deadlock or serialization failure. */
+    static final int CONFLICT_ATTEMPTS = 4;
     private final DataSource dataSource;
     private final String table;
     private final boolean createTable;
@@ -46,6 +61,7 @@ public final class JdbcLockStore implements LockStore {
     private final java.util.Set<String> notApplied = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
+    private volatile boolean closed;
 
     private JdbcLockStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -62,34 +78,70 @@ public final class JdbcLockStore implements LockStore {
      *
      * @param dataSource where connections come from
      * @return a builder
-     * @throws NullPointerException if {@code dataSource} is null
+     * @throws IllegalArgumentException if {@code dataSource} is null
      */
     public static Builder builder(DataSource dataSource) {
-        return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
+        if (dataSource == null) {
+            throw new IllegalArgumentException("dataSource is null: give the DataSource (a pool, preferably) of the database "
+                    + "that holds the lock table");
+        }
+        return new Builder(dataSource);
     }
 
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest request) {
-        try (Connection c = connection()) {
-            Optional<Grant> grant;
-            try {
-                grant = dialect.acquire(c, sql, request);
-            } catch (SQLException e) {
-                if (dialect.isLostInsertRace(e)) {
+        for (int attempt = 1; ; attempt++) {
+            SQLException conflict;
+            try (Connection c = connection()) {
+                try {
+                    Optional<Grant> grant = dialect.acquire(c, sql, request);
+                    commitIfNeeded(c);
+                    return grant;
+                } catch (SQLException e) {
                     rollbackQuietly(c);
-                    return Optional.empty();
+                    if (dialect.isLostInsertRace(e)) {
+                        return Optional.empty();
+                    }
+                    if (dialect.isLockWaitTimeout(e)) {
+                        log.debug("lock '{}': its row stayed locked by another transaction ({}): busy", request.name(), e.toString());
+                        return Optional.empty();
+                    }
+                    if (!dialect.isTransientConflict(e)) {
+                        if (isSqliteBusy(e)) {
+                            // SQLite refused the write lock: the upsert never ran, so the caller's undo of
+                            // this "ambiguous" acquire need not wait for the lock a second time.
+                            notApplied.add(request.token());
+                        }
+                        throw e;
+                    }
+                    conflict = e;
                 }
-                if (isSqliteBusy(e)) {
-                    // SQLite refused the write lock: the upsert never ran, so the caller's undo of
-                    // this "ambiguous" acquire need not wait for the lock a second time.
-                    notApplied.add(request.token());
-                }
-                throw e;
+            } catch (SQLException e) {
+                throw translate("acquire lock '" + request.name() + "'", e);
             }
-            commitIfNeeded(c);
-            return grant;
-        } catch (SQLException e) {
-            throw translate("acquire lock '" + request.name() + "'", e);
+            if (attempt == CONFLICT_ATTEMPTS) {
+                log.debug("lock '{}': {} attempts met a deadlock or serialization failure ({}): busy", request.name(),
+                        attempt, conflict.toString());
+                // The database rolled each attempt back; only MariaDB's read-back could have failed after a
+                // committed upsert, and then this token holds the row: give it back.
+                releaseQuietly(request.name(), request.token());
+                return Optional.empty();
+            }
+            pauseAfterConflict(attempt);
+        }
+    }
+
+    /** A few milliseconds, growing and jittered, so the transactions that collided do not collide again. */
+    private static void pauseAfterConflict(int attempt) {
+        long maxMicros = 1000L << attempt; // 2, 4, 8 ms
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(ThreadLocalRandom.current().nextLong(maxMicros / 4, maxMicros + 1)));
+    }
+
+    private void releaseQuietly(String name, String token) {
+        try {
+            release(name, token, Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.debug("could not give back token of lock '{}' after conflicts: {}", name, e.toString());
         }
     }
 
@@ -150,6 +202,7 @@ public final class JdbcLockStore implements LockStore {
 
     @Override
     public void close() {
+        closed = true;
         if (owned != null) {
             try {
                 owned.close();
@@ -159,26 +212,46 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
-    /** Parameters: (long or absent, name, token or absent). */
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Parameters: (long or absent, name, token or absent). Retried on a deadlock or serialization failure. */
     private int update(String what, Function<Dialect.Statements, String> statement, Long millis, String name, String token) {
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statement.apply(sql))) {
-            int i = 1;
-            if (millis != null) {
-                ps.setLong(i++, millis);
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statement.apply(sql))) {
+                int i = 1;
+                if (millis != null) {
+                    ps.setLong(i++, millis);
+                }
+                ps.setString(i++, name);
+                if (token != null) {
+                    ps.setString(i, token);
+                }
+                try {
+                    int rows = ps.executeUpdate();
+                    commitIfNeeded(c);
+                    return rows;
+                } catch (SQLException e) {
+                    rollbackQuietly(c);
+                    if (attempt == CONFLICT_ATTEMPTS || !dialect.isTransientConflict(e)) {
+                        throw e;
+                    }
+                    log.debug("cannot {} yet: {}; retrying", what, e.toString());
+                }
+            } catch (SQLException e) {
+                throw translate(what, e);
             }
-            ps.setString(i++, name);
-            if (token != null) {
-                ps.setString(i, token);
-            }
-            int rows = ps.executeUpdate();
-            commitIfNeeded(c);
-            return rows;
-        } catch (SQLException e) {
-            throw translate(what, e);
+            pauseAfterConflict(attempt);
         }
     }
 
     private Connection connection() throws SQLException {
+        if (closed) {
+            throw new IllegalStateException("the LockStore " + description + " is closed: build a new one, and keep it "
+                    + "open while a Turnstile uses it");
+        }
         Connection c = dataSource.getConnection();
         if (sql == null) {
             try {
@@ -293,9 +366,14 @@ public final class JdbcLockStore implements LockStore {
          *
          * @param dialect the dialect
          * @return this builder
+         * @throws IllegalArgumentException if {@code dialect} is null
          */
         public Builder dialect(SqlDialect dialect) {
-            this.dialect = Objects.requireNonNull(dialect, "dialect");
+            if (dialect == null) {
+                throw new IllegalArgumentException("dialect is null: give one of the SqlDialect constants, or do not set it "
+                        + "to detect it from the database");
+            }
+            this.dialect = dialect;
             return this;
         }
 
@@ -316,9 +394,14 @@ public final class JdbcLockStore implements LockStore {
          *
          * @param description for example {@code postgresql://db:5432/app}
          * @return this builder
+         * @throws IllegalArgumentException if {@code description} is null
          */
         public Builder description(String description) {
-            this.description = Objects.requireNonNull(description, "description");
+            if (description == null) {
+                throw new IllegalArgumentException("description is null: give a text that names the database without "
+                        + "secrets, or do not set it");
+            }
+            this.description = description;
             return this;
         }
 

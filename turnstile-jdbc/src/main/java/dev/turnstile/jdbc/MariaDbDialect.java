@@ -64,6 +64,16 @@ final class MariaDbDialect extends Dialect {
     }
 
     @Override
+    boolean isTransientConflict(SQLException e) {
+        return super.isTransientConflict(e) || chain(e).stream().anyMatch(x -> x.getErrorCode() == 1213);
+    }
+
+    @Override
+    boolean isLockWaitTimeout(SQLException e) {
+        return chain(e).stream().anyMatch(x -> x.getErrorCode() == 1205);
+    }
+
+    @Override
     boolean isLostInsertRace(SQLException e) {
         return false; // the upsert handles the duplicate key itself
     }

@@ -32,4 +32,10 @@ final class PostgresDialect extends Dialect {
     boolean isMissingTable(SQLException e) {
         return "42P01".equals(e.getSQLState());
     }
+
+    /** lock_not_available: the row stayed locked past the session's lock_timeout. */
+    @Override
+    boolean isLockWaitTimeout(SQLException e) {
+        return chain(e).stream().anyMatch(x -> "55P03".equals(x.getSQLState()));
+    }
 }

@@ -38,7 +38,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -298,6 +297,7 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
+    private volatile boolean closed;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -321,9 +321,10 @@ public final class RedisLockStore implements LockStore {
      *
      * @param client the Lettuce client
      * @return a builder
+     * @throws IllegalArgumentException if {@code client} is null
      */
     public static Builder builder(RedisClient client) {
-        Objects.requireNonNull(client, "client");
+        requireClient(client);
         return new Builder(client::connect, c -> ((StatefulRedisConnection<String, String>) c).sync(),
                 client::connectPubSub, "redis", false);
     }
@@ -333,12 +334,19 @@ public final class RedisLockStore implements LockStore {
      *
      * @param client the Lettuce cluster client
      * @return a builder
+     * @throws IllegalArgumentException if {@code client} is null
      */
     public static Builder builder(RedisClusterClient client) {
-        Objects.requireNonNull(client, "client");
+        requireClient(client);
         return new Builder(client::connect,
                 c -> ((StatefulRedisClusterConnection<String, String>) c).sync(),
                 client::connectPubSub, "redis-cluster", true);
+    }
+
+    private static void requireClient(Object client) {
+        if (client == null) {
+            throw new IllegalArgumentException("client is null: give the application's Lettuce client, e.g. RedisClient.create(\"redis://host:6379\")");
+        }
     }
 
     /**
@@ -505,7 +513,13 @@ public final class RedisLockStore implements LockStore {
                 ps.sync().subscribe(channel);
             }
         } catch (RedisException e) {
-            // Waiting still works by polling; only the prompt wake-up is lost.
+            // Waiting still works by polling (the waiter keeps its place in the queue); only the prompt
+            // wake-up is lost. The listener goes, or the next watch on this channel would take the
+            // failed subscription for a live one.
+            listeners.computeIfPresent(channel, (k, w) -> {
+                w.list.remove(listener);
+                return w.list.isEmpty() ? null : w;
+            });
             log.warn("cannot subscribe to releases of '{}' on {}: {}", name, description, e.toString());
             return ReleaseWatch.NONE;
         }
@@ -531,9 +545,23 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public void close() {
+        closed = true;
         closeQuietly(pubSub);
         closeQuietly(connection);
         owned.forEach(RedisLockStore::closeQuietly);
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Using a closed store is a programming error, not an outage: say so rather than "connection closed". */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the LockStore " + description + " is closed: build a new one, and keep it "
+                    + "open while a Turnstile uses it");
+        }
     }
 
     private static void closeQuietly(AutoCloseable c) {
@@ -756,6 +784,7 @@ public final class RedisLockStore implements LockStore {
     }
 
     private RedisClusterCommands<String, String> commands() {
+        checkOpen();
         RedisClusterCommands<String, String> c = redis;
         if (c == null) {
             synchronized (this) {
@@ -833,6 +862,7 @@ public final class RedisLockStore implements LockStore {
     }
 
     private StatefulRedisPubSubConnection<String, String> pubSub() {
+        checkOpen();
         StatefulRedisPubSubConnection<String, String> p = pubSub;
         if (p == null) {
             synchronized (this) {
@@ -899,9 +929,14 @@ public final class RedisLockStore implements LockStore {
          *
          * @param description for example {@code redis://cache:6379}
          * @return this builder
+         * @throws IllegalArgumentException if {@code description} is null
          */
         public Builder description(String description) {
-            this.description = Objects.requireNonNull(description, "description");
+            if (description == null) {
+                throw new IllegalArgumentException("description is null: give a text that names the server without secrets, "
+                        + "or do not set it");
+            }
+            this.description = description;
             return this;
         }
 

@@ -244,6 +244,11 @@ public final class RedlockLockStore implements LockStore {
         closers.forEach(Runnable::run);
     }
 
+    @Override
+    public boolean isClosed() {
+        return pool.isShutdown();
+    }
+
     /** Runs {@code closer} after the nodes are closed (shared client resources). */
     RedlockLockStore alsoClosing(Runnable closer) {
         closers.add(closer);

@@ -31,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -642,6 +643,49 @@ public abstract class LockStoreContract {
     }
 
     @Nested
+    @DisplayName("extend to a shorter TTL")
+    class ShorterExtend {
+
+        @Test
+        @DisplayName("with keep-alive the lease renews at the new TTL's pace and stays held")
+        void keepAliveFollowsTheShorterTtl() {
+            String name = unique("shorter-keep");
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(900)).keepAlive(true).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            lease.extend(ms(240));
+            Turnstile other = client();
+            long start = System.nanoTime();
+            long end = start + ms(900).toNanos();
+            while (System.nanoTime() < end) {
+                assertThat(other.tryAcquire(name, ttl(1_000))).as("another client took the lock %d ms after the extend",
+                        (System.nanoTime() - start) / 1_000_000).isEmpty();
+                sleep(30);
+            }
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lease.lost().toCompletableFuture()).isNotDone();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+        }
+
+        @Test
+        @DisplayName("without keep-alive the loss is reported at the new deadline, before another client gets the lock")
+        void lossIsReportedBeforeTheStoreFreesTheLock() {
+            String name = unique("shorter-lost");
+            AtomicLong lostAt = new AtomicLong();
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(900)).onLost(loss -> lostAt.set(System.nanoTime())).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            long extended = System.nanoTime();
+            lease.extend(ms(300));
+            Turnstile other = client();
+            await().atMost(ms(5_000)).pollInterval(Duration.ofMillis(5)).until(() -> other.tryAcquire(name, ttl(10_000)).isPresent());
+            long taken = System.nanoTime();
+            assertThat(lostAt.get()).as("onLost had fired when another client got the lock").isNotZero();
+            assertThat(lostAt.get() - taken).as("onLost before the other client's grant").isNegative();
+            assertThat(Duration.ofNanos(lostAt.get() - extended)).as("at the new deadline, not the old one").isLessThan(ms(300));
+            assertThat(lease.isHeld()).isFalse();
+        }
+    }
+
+    @Nested
     @DisplayName("unreachable store")
     class Unavailable {
 
@@ -658,6 +702,35 @@ public abstract class LockStoreContract {
             assertThatThrownBy(t::heldLocks).isInstanceOf(StoreUnavailableException.class);
             assertThatThrownBy(() -> dead.extend(name, "t", ms(1_000))).isInstanceOf(StoreUnavailableException.class);
             assertThatThrownBy(() -> dead.release(name, "t", Duration.ZERO)).isInstanceOf(StoreUnavailableException.class);
+        }
+    }
+
+    @Nested
+    @DisplayName("closed store")
+    class ClosedStore {
+
+        @Test
+        @DisplayName("a client over a closed store says it is closed (IllegalStateException), not that it is unreachable")
+        void saysItIsClosed() throws Exception {
+            LockStore closedFirst = newStore();
+            closedFirst.close();
+            assertThat(closedFirst.isClosed()).isTrue();
+            assertThatThrownBy(() -> Turnstile.builder(closedFirst).build()).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            closedFirst.close(); // twice is harmless
+
+            LockStore raw = store();
+            Turnstile t = Turnstile.builder(raw).build();
+            toClose.add(0, t);
+            String name = unique("closed");
+            assertThat(raw.isClosed()).isFalse();
+            raw.close();
+            assertThatThrownBy(() -> t.tryAcquire(name, ttl(1_000))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            assertThatThrownBy(() -> t.acquire(name, ttl(1_000), ms(100))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
+            assertThatThrownBy(t::heldLocks).isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+            assertThatThrownBy(() -> t.forceRelease(name)).isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
         }
     }
 

@@ -29,9 +29,22 @@ class InMemoryLockStoreContractTest extends LockStoreContract {
         return new Client(null);
     }
 
-    /** A separate client object over the shared store; over {@code null} it is "unreachable". */
-    private record Client(InMemoryLockStore store) implements LockStore {
+    /**
+     * A separate client object over the shared store; over {@code null} it is "unreachable". Closing
+     * it closes the client, not the shared store.
+     */
+    private static final class Client implements LockStore {
+        private final InMemoryLockStore store;
+        private volatile boolean closed;
+
+        Client(InMemoryLockStore store) {
+            this.store = store;
+        }
+
         private InMemoryLockStore s() {
+            if (closed) {
+                throw new IllegalStateException("the LockStore " + description() + " is closed");
+            }
             if (store == null) {
                 throw new StoreUnavailableException("in-memory store is unreachable (by construction)", null);
             }
@@ -44,5 +57,7 @@ class InMemoryLockStoreContractTest extends LockStoreContract {
         @Override public List<LockInfo> heldLocks() { return s().heldLocks(); }
         @Override public boolean forceRelease(String n) { return s().forceRelease(n); }
         @Override public String description() { return "in-memory client"; }
+        @Override public void close() { closed = true; }
+        @Override public boolean isClosed() { return closed; }
     }
 }
