@@ -2,8 +2,6 @@ package dev.turnstile.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,17 +38,7 @@ public final class RedisSentinel implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start redis-server --sentinel", e);
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (true) {
-            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-                return;
-            } catch (IOException e) {
-                if (System.nanoTime() > deadline || !process.isAlive()) {
-                    throw new IllegalStateException("redis sentinel on port " + port + " did not start; see " + dir);
-                }
-                Harness.sleep(10);
-            }
-        }
+        RedisServer.awaitPort(port, process, "redis sentinel", dir);
     }
 
     /** {@code 127.0.0.1:port}. */

@@ -87,13 +87,18 @@ public final class RedisServer implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot start redis-server (is it installed? scripts/services.sh installs it)", e);
         }
+        awaitPort(port, process, "redis-server", dir);
+    }
+
+    /** Waits up to 15 s for a server process to accept connections on a loopback port. */
+    static void awaitPort(int port, Process process, String what, Path dir) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (true) {
             try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
                 return;
             } catch (IOException e) {
                 if (System.nanoTime() > deadline || !process.isAlive()) {
-                    throw new IllegalStateException("redis-server on port " + port + " did not start; see " + dir);
+                    throw new IllegalStateException(what + " on port " + port + " did not start; see " + dir);
                 }
                 Harness.sleep(10);
             }

@@ -101,8 +101,11 @@ class RedisWaitingLineTest {
             CompletableFuture<Optional<Long>> sameClientWaiter = waitAndRelease(busy, name);
             awaitWaiters(key + ":waiters", 2, "the holder's other thread joined the line");
             held.release();
-            assertThat(raw.sync().get(key)).as("released, not handed to the holder's other thread past the polling client")
-                    .isNull();
+            // Released (and perhaps taken already by the polling client, which polls every 2-20 ms),
+            // not handed over to the holder's other thread.
+            String value = raw.sync().get(key);
+            assertThat(value == null || value.endsWith("owner=" + deaf.owner()))
+                    .as("released, not handed to the holder's other thread past the polling client: " + value).isTrue();
             assertThat(deafWaiter.get(10, TimeUnit.SECONDS)).as("the polling client got its turn").isPresent();
             assertThat(sameClientWaiter.get(10, TimeUnit.SECONDS)).isPresent();
         }
