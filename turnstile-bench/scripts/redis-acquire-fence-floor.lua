@@ -1,7 +1,8 @@
 local waiter = ARGV[4]
 local fence = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
-local floor = t[1] * 1000000 + (t[2] - t[2] % 1000)
+local floor = t[1] * 1000000 + t[2]
+if fence > 1 then floor = floor - t[2] % 1000 end
 if fence < floor then
   fence = floor
   redis.call('SET', KEYS[2], string.format('%d', fence))

@@ -127,12 +127,16 @@ public final class RedisLockStore implements LockStore {
      *
      * <p>Cost: {@code TIME} and a comparison on every acquire (about 0.6 µs of server time); the
      * counter is rewritten at most once per millisecond per name. A missing counter (a new name, a
-     * restart without persistence, eviction) is covered by the same floor.
+     * restart without persistence, eviction) restarts at the clock to the microsecond, not to the
+     * millisecond below: a fence issued earlier in the same millisecond, from the floor or the
+     * counter, is at most its own issue time in µs, and a script takes more than a microsecond, so
+     * the new fence is still greater.
      */
     private static final String NEXT_FENCE = """
             local fence = redis.call('INCR', KEYS[2])
             local t = redis.call('TIME')
-            local floor = t[1] * 1000000 + (t[2] - t[2] % 1000)
+            local floor = t[1] * 1000000 + t[2]
+            if fence > 1 then floor = floor - t[2] % 1000 end
             if fence < floor then
               fence = floor
               redis.call('SET', KEYS[2], string.format('%d', fence))
