@@ -1,3 +1,5 @@
+-- Snapshot of RedisLockStore.ACQUIRE at commit 2738d8f (before the fence floor), for redis-script-cost.sh:
+-- the baseline of the server-cost comparison in docs/benchmarks.md. Not used by the store.
 local waiter = ARGV[4] ~= '' and ARGV[4]
 local clock_fences = ARGV[5]
 local fence = redis.call('INCR', KEYS[2])

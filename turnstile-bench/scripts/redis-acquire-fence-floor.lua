@@ -1,3 +1,5 @@
+-- Snapshot of RedisLockStore.ACQUIRE with NEXT_FENCE inlined (the fence floor), for redis-script-cost.sh.
+-- Keep in step with RedisLockStore when its acquire script changes; the store's copy is the one that runs.
 local waiter = ARGV[4]
 local fence = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
