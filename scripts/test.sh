@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: starts (or installs) the servers the tests need, then builds and runs
-# every module's tests against them. Extra arguments go to Maven.
+# every module's tests against them, then checks that every published module is ready for Maven
+# Central. Extra arguments go to Maven.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/services.sh
-exec mvn -B -Dstyle.color=never -T 1 verify "$@"
+mvn -B -Dstyle.color=never -T 1 verify "$@"
+# with arguments (say -pl one-module) not every module was built, so there is nothing to check
+if (( $# == 0 )); then bash scripts/check-publishable.sh; fi
