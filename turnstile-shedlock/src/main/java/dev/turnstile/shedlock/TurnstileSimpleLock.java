@@ -17,8 +17,6 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 public class TurnstileSimpleLock extends AbstractSimpleLock {
     private final TurnstileLockProvider provider;
     private final Lease lease;
-    /** When the acquire or the extend that made this lock started, on the monotonic clock. */
-    private final long startNanos;
     /** The requested lockAtMostFor, which may be shorter than the store's 10 ms minimum. */
     private final long expiresNanos;
     /** The minimum hold counted from the lease's acquire (an extend moves it). */
@@ -44,7 +42,6 @@ public class TurnstileSimpleLock extends AbstractSimpleLock {
         super(config);
         this.provider = provider;
         this.lease = lease;
-        this.startNanos = startNanos;
         this.expiresNanos = startNanos + config.getLockAtMostFor().toNanos();
         this.holdFromAcquire = holdFromAcquire;
         this.acquireNanos = acquireNanos;
