@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * <p>Callbacks run one at a time ({@code onRevoked} never overlaps {@code onGranted}), on a
  * Turnstile or leadership thread; keep them short. A callback that throws is logged at ERROR; an
  * {@code onGranted} that throws hands the role back. Built on the lock API, so it works on every
- * store.
+ * store. Close the {@code Leadership} before the {@link Turnstile} it uses: closing the client first
+ * releases the role without calling {@code onRevoked}.
  */
 public final class Leadership implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Leadership.class);
