@@ -4,7 +4,10 @@ import dev.turnstile.Turnstile;
 import dev.turnstile.job.JobOptions;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -26,6 +29,9 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 final class LockedMethod {
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
     private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+
+    private static final Pattern VARIABLE = Pattern.compile("#([A-Za-z_$][A-Za-z0-9_$]*)");
+    private static final Pattern BUILT_IN = Pattern.compile("[pa]\\d+|root|this");
 
     private final Method method;
     private final String where;
@@ -83,12 +89,37 @@ final class LockedMethod {
                     throw new IllegalArgumentException("the lock name '" + name + "' is not a valid SpEL template ("
                             + e.getMessage() + "): write the dynamic parts as #{...}, e.g. \"invoice-#{#customerId}\"", e);
                 }
+                checkVariables(method, name);
                 return new LockedMethod(method, where, null, template, built);
             }
             Turnstile.checkLockName(name);
             return new LockedMethod(method, where, name, null, built);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("@TurnstileLock on " + where + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A name that refers to an argument by a name the class file does not have evaluates to null on
+     * every call; say so at start-up instead.
+     */
+    private static void checkVariables(Method method, String template) {
+        String[] names = PARAMETER_NAMES.getParameterNames(method);
+        Matcher m = VARIABLE.matcher(template);
+        while (m.find()) {
+            String v = m.group(1);
+            if (BUILT_IN.matcher(v).matches()) {
+                continue;
+            }
+            if (names == null) {
+                throw new IllegalArgumentException("the lock name refers to #" + v + ", but the class was compiled without "
+                        + "parameter names: compile with -parameters (Spring Boot's Maven and Gradle plugins do), or refer to "
+                        + "arguments by position as #p0, #p1…");
+            }
+            if (!Arrays.asList(names).contains(v)) {
+                throw new IllegalArgumentException("the lock name refers to #" + v + ", which is not a parameter of the method "
+                        + "(its parameters are " + String.join(", ", names) + "): use one of them, or #p0, #p1… by position");
+            }
         }
     }
 
