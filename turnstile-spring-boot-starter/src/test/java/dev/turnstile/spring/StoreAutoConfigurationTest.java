@@ -133,6 +133,8 @@ class StoreAutoConfigurationTest {
 
     @Test
     void unknownUrlFailsStartUp() {
+        runner.withPropertyValues("turnstile.store.url=jdbc:postgresql://").run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                .hasStackTraceContaining("turnstile.store.url: "));
         runner.withPropertyValues("turnstile.store.url=mongo://x").run(ctx -> assertThat(ctx).hasFailed().getFailure()
                 .hasStackTraceContaining("turnstile.store.url: unknown store URL 'mongo://x': supported schemes are"));
     }
