@@ -121,7 +121,14 @@ final class HeldLease implements Lease {
                 throw new LeaseLostException(loss);
             }
             long t0 = System.nanoTime();
-            if (store.extend(name, token, lockAtMostFor)) {
+            boolean ok;
+            try {
+                ok = store.extend(name, token, lockAtMostFor);
+            } catch (StoreUnavailableException e) {
+                turnstile.listeners.storeFailed(name, e);
+                throw e;
+            }
+            if (ok) {
                 confirmed(t0, lockAtMostFor);
             } else {
                 throw new LeaseLostException(markLost("the store refused to extend it (expired, taken over or force-released)"));
@@ -146,7 +153,13 @@ final class HeldLease implements Lease {
                 disarm();
             }
             turnstile.forget(this);
-            boolean ok = turnstile.endLease(name, token, options.lockAtLeastFor());
+            boolean ok;
+            try {
+                ok = turnstile.endLease(name, token, options.lockAtLeastFor());
+            } catch (StoreUnavailableException e) {
+                turnstile.listeners.storeFailed(name, e);
+                throw e;
+            }
             long now = System.nanoTime();
             ReleaseOutcome result;
             if (ok) {
@@ -158,6 +171,9 @@ final class HeldLease implements Lease {
                         + "overlapped with another holder", name, grant.fence(), result);
             }
             outcome = result;
+            if (!wasLost) {
+                turnstile.listeners.released(name, grant.fence(), startNanos);
+            }
             return result;
         } finally {
             storeCalls.unlock();
@@ -246,6 +262,9 @@ final class HeldLease implements Lease {
             try {
                 ok = store.extend(name, token, currentTtl);
             } catch (RuntimeException e) {
+                if (e instanceof StoreUnavailableException unavailable) {
+                    turnstile.listeners.storeFailed(name, unavailable);
+                }
                 long left = deadlineNanos - System.nanoTime();
                 log.warn("renewing lock '{}' failed ({}); retrying, lease is lost in {} ms unless a renewal succeeds",
                         name, e.toString(), Math.max(0, left / 1_000_000));
@@ -310,6 +329,7 @@ final class HeldLease implements Lease {
         log.warn("lease on lock '{}' (fence {}) is lost: {}", name, grant.fence(), reason);
         turnstile.forget(this);
         keeper.execute(() -> {
+            turnstile.listeners.lost(loss);
             lost.complete(loss);
             options.onLost().ifPresent(callback -> {
                 try {

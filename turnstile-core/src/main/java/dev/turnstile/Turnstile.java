@@ -44,6 +44,8 @@ public final class Turnstile implements AutoCloseable {
     private final WaitRooms waitRooms = new WaitRooms();
     private final ReleaseWatches watches;
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
+    /** Package-private for {@link HeldLease}, which reports releases, losses and failed renewals. */
+    final Listeners listeners;
     private final ConcurrentHashMap<HoldKey, ReentrantLease.Hold> reentrantHolds = new ConcurrentHashMap<>();
     /**
      * This client's last release of each name: when, for the hand-off courtesy in {@link #acquire},
@@ -62,6 +64,7 @@ public final class Turnstile implements AutoCloseable {
         this.backoff = new Backoff(b.pollMin, b.pollMax);
         this.courtesyNanos = (b.courtesy != null ? b.courtesy : b.pollMin.multipliedBy(2)).toNanos();
         this.watches = new ReleaseWatches(store, keeper, this::storeReleased, b.watchLinger.toNanos());
+        this.listeners = new Listeners(b.listeners);
     }
 
     /**
@@ -133,7 +136,38 @@ public final class Turnstile implements AutoCloseable {
      * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name, LockOptions options) {
-        return tryAcquire(name, options, false);
+        Validation.lockName(name);
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
+        checkOpen();
+        long start = System.nanoTime();
+        Optional<Lease> lease;
+        try {
+            lease = tryAcquire(name, options, false);
+        } catch (StoreUnavailableException e) {
+            reportStoreFailure(name, e, start);
+            throw e;
+        }
+        listeners.acquired(name, lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY, start);
+        return lease;
+    }
+
+    private void reportStoreFailure(String name, StoreUnavailableException e, long start) {
+        listeners.acquired(name, AcquireOutcome.STORE_FAILURE, start);
+        listeners.storeFailed(name, e);
+    }
+
+    /**
+     * Returns the leases this client holds now: a snapshot, sorted by name, for gauges, admin
+     * endpoints and shutdown hooks. A re-entrant hold appears once. Released and lost leases are not
+     * in it. The leases are the live ones: releasing one here releases it for its holder too, so
+     * read them, and leave releasing to their holders (or to {@link #close()}).
+     *
+     * @return an immutable list, empty when nothing is held
+     */
+    public List<Lease> heldLeases() {
+        List<Lease> now = new ArrayList<>(held);
+        now.sort(java.util.Comparator.comparing(Lease::name).thenComparingLong(Lease::fence));
+        return List.copyOf(now);
     }
 
     /** @param waiting whether a busy lock will be waited for (the store may queue this client) */
@@ -192,6 +226,19 @@ public final class Turnstile implements AutoCloseable {
         Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         Validation.nonNegative("maxWait", maxWait);
         checkOpen();
+        long start = System.nanoTime();
+        Optional<Lease> lease;
+        try {
+            lease = waitFor(name, options, maxWait);
+        } catch (StoreUnavailableException e) {
+            reportStoreFailure(name, e, start);
+            throw e;
+        }
+        listeners.acquired(name, lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY, start);
+        return lease;
+    }
+
+    private Optional<Lease> waitFor(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         if (options.reentrant() && holdsReentrantly(name, options)) {
             // Not in line behind threads that wait for this very hold to end.
             Optional<Lease> again = tryAcquire(name, options, false);
@@ -554,6 +601,7 @@ public final class Turnstile implements AutoCloseable {
         private Duration pollMax = Duration.ofMillis(500);
         private Duration courtesy;
         private Duration watchLinger = WATCH_LINGER;
+        private final List<TurnstileListener> listeners = new ArrayList<>();
 
         private Builder(LockStore store) {
             this.store = store;
@@ -608,6 +656,20 @@ public final class Turnstile implements AutoCloseable {
                 throw new IllegalArgumentException("hand-off courtesy " + courtesy + " is invalid: give 0 to 1 s");
             }
             this.courtesy = courtesy;
+            return this;
+        }
+
+        /**
+         * Adds a listener told of every acquire, release, loss and store failure of the client (for
+         * metrics and tracing). Several may be added; they are called in the order added. A listener
+         * that throws is logged and ignored.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws IllegalArgumentException if {@code listener} is null
+         */
+        public Builder listener(TurnstileListener listener) {
+            listeners.add(Validation.notNull("listener", listener, "give a TurnstileListener, or add none"));
             return this;
         }
 

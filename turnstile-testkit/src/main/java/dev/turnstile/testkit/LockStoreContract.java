@@ -686,6 +686,29 @@ public abstract class LockStoreContract {
     }
 
     @Nested
+    @DisplayName("scheduled jobs and leadership")
+    class Scheduling extends SchedulingContract {
+        @Override
+        protected Turnstile client() {
+            return LockStoreContract.this.client();
+        }
+
+        @Override
+        protected Turnstile unreachableClient() {
+            LockStore dead = unreachableStore();
+            toClose.add(dead);
+            Turnstile t = Turnstile.builder(dead).build();
+            toClose.add(0, t);
+            return t;
+        }
+
+        @Override
+        protected boolean fencesAreSafe() {
+            return LockStoreContract.this.fencesAreSafe();
+        }
+    }
+
+    @Nested
     @DisplayName("unreachable store")
     class Unavailable {
 
