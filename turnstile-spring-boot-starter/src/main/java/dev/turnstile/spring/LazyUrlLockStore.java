@@ -1,0 +1,113 @@
+package dev.turnstile.spring;
+
+import dev.turnstile.LockInfo;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.HandOver;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.StoreUrls;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A store opened from {@code turnstile.store.url} that could not be reached at start-up: each
+ * operation tries to open it again until one succeeds, so the application starts (its health
+ * indicator reports the store DOWN) and recovers when the store comes back.
+ */
+final class LazyUrlLockStore implements LockStore {
+    private final String url;
+    private final Object lock = new Object();
+    private volatile LockStore delegate;
+    private volatile boolean closed;
+
+    LazyUrlLockStore(String url) {
+        this.url = url;
+    }
+
+    private LockStore store() {
+        LockStore s = delegate;
+        if (s != null) {
+            return s;
+        }
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("the LockStore " + description() + " is closed");
+            }
+            if (delegate == null) {
+                delegate = LockStores.open(url);
+            }
+            return delegate;
+        }
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire(AcquireRequest request) {
+        return store().tryAcquire(request);
+    }
+
+    @Override
+    public boolean extend(String name, String token, Duration ttl) {
+        return store().extend(name, token, ttl);
+    }
+
+    @Override
+    public boolean release(String name, String token, Duration lockAtLeastFor) {
+        return store().release(name, token, lockAtLeastFor);
+    }
+
+    @Override
+    public List<LockInfo> heldLocks() {
+        return store().heldLocks();
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        return store().forceRelease(name);
+    }
+
+    @Override
+    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+        try {
+            return store().watchReleases(name, listener);
+        } catch (StoreUnavailableException e) {
+            return ReleaseWatch.NONE; // waiters poll until the store is back
+        }
+    }
+
+    @Override
+    public boolean handsOver() {
+        LockStore s = delegate;
+        return s != null && s.handsOver();
+    }
+
+    @Override
+    public HandOver handOver(String name, String token, AcquireRequest next) {
+        return store().handOver(name, token, next);
+    }
+
+    @Override
+    public String description() {
+        LockStore s = delegate;
+        return s != null ? s.description() : StoreUrls.redact(url);
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            closed = true;
+            if (delegate != null) {
+                delegate.close();
+            }
+        }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+}

@@ -1,0 +1,244 @@
+package dev.turnstile.spring;
+
+import dev.turnstile.job.StoreFailurePolicy;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code turnstile.*} properties of the Spring Boot starter.
+ */
+@ConfigurationProperties("turnstile")
+public class TurnstileProperties {
+
+    /** Whether to auto-configure Turnstile at all. */
+    private boolean enabled = true;
+
+    /**
+     * Readable holder identity stored with every lock this instance takes. Default: host name,
+     * process id and a short random part, so two JVMs on one host never look alike.
+     */
+    private String owner;
+
+    private final Store store = new Store();
+
+    private final Jdbc jdbc = new Jdbc();
+
+    private final Redis redis = new Redis();
+
+    private final Defaults defaults = new Defaults();
+
+    private final Shutdown shutdown = new Shutdown();
+
+    /** @return whether auto-configuration is on */
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /** @param enabled whether auto-configuration is on */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** @return the owner, or null for the default */
+    public String getOwner() {
+        return owner;
+    }
+
+    /** @param owner the owner, or null for the default */
+    public void setOwner(String owner) {
+        this.owner = owner;
+    }
+
+    /** @return the store settings */
+    public Store getStore() {
+        return store;
+    }
+
+    /** @return the settings of a store built over the application's DataSource */
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    /** @return the settings of a store built over the application's Redis connection */
+    public Redis getRedis() {
+        return redis;
+    }
+
+    /** @return the application-wide defaults of {@link TurnstileLock} methods */
+    public Defaults getDefaults() {
+        return defaults;
+    }
+
+    /** @return the shutdown settings */
+    public Shutdown getShutdown() {
+        return shutdown;
+    }
+
+    /** Where the locks live. */
+    public static class Store {
+
+        /**
+         * Store URL, such as jdbc:postgresql://db:5432/app?user=app or redis://cache:6379. When
+         * set, it wins over the application's DataSource and Redis connection. Keep passwords in
+         * an environment variable (TURNSTILE_STORE_URL).
+         */
+        private String url;
+
+        /**
+         * Whether an unreachable store fails the start-up. By default the application starts,
+         * the health indicator reports the store DOWN and locked methods skip their runs (logged
+         * at ERROR) until it is back.
+         */
+        private boolean failFast;
+
+        /** @return the URL, or null */
+        public String getUrl() {
+            return url;
+        }
+
+        /** @param url the URL */
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        /** @return whether an unreachable store fails the start-up */
+        public boolean isFailFast() {
+            return failFast;
+        }
+
+        /** @param failFast whether an unreachable store fails the start-up */
+        public void setFailFast(boolean failFast) {
+            this.failFast = failFast;
+        }
+    }
+
+    /** A store over the application's own DataSource. */
+    public static class Jdbc {
+
+        /** Lock table name, optionally schema-qualified. */
+        private String table = "turnstile_locks";
+
+        /**
+         * Whether to create the lock table on first use if it is missing. Off by default:
+         * production schemas are usually migrated separately (see `turnstile schema`).
+         */
+        private boolean createTable;
+
+        /** @return the table name */
+        public String getTable() {
+            return table;
+        }
+
+        /** @param table the table name */
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        /** @return whether to create the table */
+        public boolean isCreateTable() {
+            return createTable;
+        }
+
+        /** @param createTable whether to create the table */
+        public void setCreateTable(boolean createTable) {
+            this.createTable = createTable;
+        }
+    }
+
+    /** A store over the application's own Redis connection (Lettuce). */
+    public static class Redis {
+
+        /** Prefix of every key the store writes. */
+        private String keyPrefix = "turnstile:";
+
+        /** @return the key prefix */
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        /** @param keyPrefix the key prefix */
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+    }
+
+    /** Defaults of every {@link TurnstileLock} method, below the method's and its class's own. */
+    public static class Defaults {
+
+        /** How long a lock is held at most if its method never returns (the lease's TTL). */
+        private Duration lockAtMostFor = Duration.ofSeconds(30);
+
+        /** How long a lock stays held at least, counted from the acquire. */
+        private Duration lockAtLeastFor = Duration.ZERO;
+
+        /** Whether to renew the lease every third of lock-at-most-for while the method runs. */
+        private boolean keepAlive;
+
+        /**
+         * What a locked call does when the store cannot be reached: skip the run and log at ERROR,
+         * or fail the call with StoreUnavailableException.
+         */
+        private StoreFailurePolicy onStoreUnavailable = StoreFailurePolicy.SKIP_AND_LOG;
+
+        /** @return the default TTL */
+        public Duration getLockAtMostFor() {
+            return lockAtMostFor;
+        }
+
+        /** @param lockAtMostFor the default TTL */
+        public void setLockAtMostFor(Duration lockAtMostFor) {
+            this.lockAtMostFor = lockAtMostFor;
+        }
+
+        /** @return the default minimum hold */
+        public Duration getLockAtLeastFor() {
+            return lockAtLeastFor;
+        }
+
+        /** @param lockAtLeastFor the default minimum hold */
+        public void setLockAtLeastFor(Duration lockAtLeastFor) {
+            this.lockAtLeastFor = lockAtLeastFor;
+        }
+
+        /** @return whether leases are kept alive */
+        public boolean isKeepAlive() {
+            return keepAlive;
+        }
+
+        /** @param keepAlive whether leases are kept alive */
+        public void setKeepAlive(boolean keepAlive) {
+            this.keepAlive = keepAlive;
+        }
+
+        /** @return the store-failure policy */
+        public StoreFailurePolicy getOnStoreUnavailable() {
+            return onStoreUnavailable;
+        }
+
+        /** @param onStoreUnavailable the store-failure policy */
+        public void setOnStoreUnavailable(StoreFailurePolicy onStoreUnavailable) {
+            this.onStoreUnavailable = onStoreUnavailable;
+        }
+    }
+
+    /** What happens on a graceful shutdown. */
+    public static class Shutdown {
+
+        /**
+         * How long the shutdown waits for locked methods still running to return (they release
+         * their own leases, honouring lock-at-least-for) before it releases whatever this instance
+         * still holds.
+         */
+        private Duration awaitRunning = Duration.ofSeconds(10);
+
+        /** @return the wait */
+        public Duration getAwaitRunning() {
+            return awaitRunning;
+        }
+
+        /** @param awaitRunning the wait */
+        public void setAwaitRunning(Duration awaitRunning) {
+            this.awaitRunning = awaitRunning;
+        }
+    }
+}

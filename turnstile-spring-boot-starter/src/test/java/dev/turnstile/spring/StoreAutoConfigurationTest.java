@@ -1,0 +1,219 @@
+package dev.turnstile.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.turnstile.Lease;
+import dev.turnstile.LockOptions;
+import dev.turnstile.Turnstile;
+import dev.turnstile.TurnstileListener;
+import dev.turnstile.AcquireOutcome;
+import dev.turnstile.job.JobContext;
+import dev.turnstile.job.JobInterceptor;
+import dev.turnstile.job.JobRunner;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.testing.InMemoryLockStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+
+/** Which store, client and runner the auto-configuration builds, and when it steps aside. */
+class StoreAutoConfigurationTest {
+    private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(Boot.turnstile());
+
+    private static void worksOn(Turnstile turnstile) {
+        String name = Boot.unique("starter-store");
+        Optional<Lease> lease = turnstile.tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(5)));
+        assertThat(lease).isPresent();
+        assertThat(turnstile.tryAcquire(name)).isEmpty();
+        lease.get().release();
+    }
+
+    @Test
+    void storeFromUrl() {
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl()).run(ctx -> {
+            assertThat(ctx).hasNotFailed().hasSingleBean(LockStore.class).hasSingleBean(Turnstile.class)
+                    .hasSingleBean(JobRunner.class).hasSingleBean(TurnstileLifecycle.class);
+            assertThat(ctx.getBean(LockStore.class).description()).contains("sqlite");
+            worksOn(ctx.getBean(Turnstile.class));
+        });
+    }
+
+    @Test
+    void ownerDefaultsToHostAndPidAndCanBeSet() {
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl()).run(ctx ->
+                assertThat(ctx.getBean(Turnstile.class).owner()).contains(":" + ProcessHandle.current().pid() + ":"));
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl(), "turnstile.owner=blue-1").run(ctx ->
+                assertThat(ctx.getBean(Turnstile.class).owner()).isEqualTo("blue-1"));
+    }
+
+    @Test
+    void storeFromTheApplicationsDataSource() {
+        String table = "turnstile_starter_" + Boot.unique("t").replace('-', '_');
+        runner.withConfiguration(Boot.dataSource())
+                .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                        "turnstile.jdbc.create-table=true", "turnstile.jdbc.table=" + table)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(LockStore.class).description()).contains(table);
+                    worksOn(ctx.getBean(Turnstile.class));
+                });
+    }
+
+    @Test
+    void storeFromTheApplicationsRedisConnection() {
+        String prefix = Boot.unique("starter-test") + ":";
+        runner.withConfiguration(Boot.redis())
+                .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=6379",
+                        "turnstile.redis.key-prefix=" + prefix)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(LockStore.class).description()).contains("redis").contains(prefix);
+                    worksOn(ctx.getBean(Turnstile.class));
+                });
+    }
+
+    @Test
+    void urlWinsOverTheDataSource() {
+        runner.withConfiguration(Boot.dataSource())
+                .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                        "turnstile.store.url=" + Boot.sqliteUrl())
+                .run(ctx -> assertThat(ctx.getBean(LockStore.class).description()).contains("sqlite"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnStore {
+        @Bean
+        LockStore myStore() {
+            return new InMemoryLockStore();
+        }
+    }
+
+    @Test
+    void usersLockStoreWins() {
+        runner.withUserConfiguration(OwnStore.class).withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl()).run(ctx -> {
+            assertThat(ctx).hasSingleBean(LockStore.class).hasBean("myStore");
+            assertThat(ctx.getBean(Turnstile.class).store()).isSameAs(ctx.getBean("myStore"));
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnTurnstile {
+        @Bean(destroyMethod = "close")
+        Turnstile myTurnstile() {
+            return Turnstile.builder(new InMemoryLockStore()).owner("mine").build();
+        }
+    }
+
+    @Test
+    void usersTurnstileWins() {
+        runner.withUserConfiguration(OwnTurnstile.class).withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl()).run(ctx -> {
+            assertThat(ctx).hasSingleBean(Turnstile.class).doesNotHaveBean(LockStore.class);
+            assertThat(ctx.getBean(JobRunner.class).turnstile().owner()).isEqualTo("mine");
+        });
+    }
+
+    @Test
+    void disabled() {
+        runner.withPropertyValues("turnstile.enabled=false", "turnstile.store.url=" + Boot.sqliteUrl())
+                .run(ctx -> assertThat(ctx).doesNotHaveBean(Turnstile.class).doesNotHaveBean(LockStore.class));
+    }
+
+    @Test
+    void noStoreFailsStartUpSayingWhatToConfigure() {
+        runner.run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                .hasStackTraceContaining("Turnstile has no lock store: set turnstile.store.url"));
+    }
+
+    @Test
+    void unknownUrlFailsStartUp() {
+        runner.withPropertyValues("turnstile.store.url=mongo://x").run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                .hasStackTraceContaining("turnstile.store.url: unknown store URL 'mongo://x': supported schemes are"));
+    }
+
+    @Test
+    void badDefaultsFailStartUpNamingTheProperty() {
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl(), "turnstile.defaults.lock-at-least-for=1m")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().hasStackTraceContaining("turnstile.defaults")
+                        .hasStackTraceContaining("lockAtLeastFor"));
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl(), "turnstile.defaults.lock-at-most-for=0s")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                        .hasStackTraceContaining("turnstile.defaults.lock-at-most-for"));
+        runner.withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl(), "turnstile.owner= ")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().hasStackTraceContaining("turnstile.owner"));
+    }
+
+    @Test
+    void unreachableStoreStartsAnywayUnlessFailFast() {
+        String url = "jdbc:postgresql://127.0.0.1:1/test?user=postgres";
+        runner.withPropertyValues("turnstile.store.url=" + url).run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            assertThat(ctx.getBean(JobRunner.class).run(Boot.unique("down"), () -> {}).status())
+                    .isEqualTo(dev.turnstile.job.JobResult.Status.SKIPPED_STORE_UNAVAILABLE);
+        });
+        runner.withPropertyValues("turnstile.store.url=" + url, "turnstile.store.fail-fast=true")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().hasStackTraceContaining("127.0.0.1:1"));
+        runner.withPropertyValues("turnstile.store.url=" + url, "turnstile.store.fail-fast=true")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().hasStackTraceContaining("turnstile.store.fail-fast is set"));
+    }
+
+    static final List<String> EVENTS = new CopyOnWriteArrayList<>();
+
+    @Configuration(proxyBeanMethods = false)
+    static class Hooks {
+        @Bean
+        TurnstileListener recordingListener() {
+            return new TurnstileListener() {
+                @Override
+                public void onAcquire(String name, AcquireOutcome outcome, Duration latency) {
+                    EVENTS.add("acquire " + name + " " + outcome);
+                }
+            };
+        }
+
+        @Bean
+        @Order(2)
+        JobInterceptor inner() {
+            return new JobInterceptor() {
+                @Override
+                public <T> T around(JobContext ctx, Callable<T> run) throws Exception {
+                    EVENTS.add("inner " + ctx.name());
+                    return run.call();
+                }
+            };
+        }
+
+        @Bean
+        @Order(1)
+        JobInterceptor outer() {
+            return new JobInterceptor() {
+                @Override
+                public <T> T around(JobContext ctx, Callable<T> run) throws Exception {
+                    EVENTS.add("outer " + ctx.name());
+                    return run.call();
+                }
+            };
+        }
+
+        @Bean
+        TurnstileBuilderCustomizer customizer() {
+            return b -> b.owner("customized");
+        }
+    }
+
+    @Test
+    void listenerAndInterceptorBeansAreRegisteredInOrder() {
+        EVENTS.clear();
+        runner.withUserConfiguration(Hooks.class).withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl()).run(ctx -> {
+            assertThat(ctx.getBean(Turnstile.class).owner()).isEqualTo("customized");
+            ctx.getBean(JobRunner.class).run("hooked", () -> EVENTS.add("job"));
+            assertThat(EVENTS).containsExactly("acquire hooked ACQUIRED", "outer hooked", "inner hooked", "job");
+        });
+    }
+}
