@@ -50,7 +50,7 @@ final class ActuatorCheck {
         JsonNode names = get(port, "/actuator/metrics").path("names");
         List<String> meters = new ArrayList<>();
         names.forEach(n -> meters.add(n.asString()));
-        assertThat(meters).as("meters").contains("turnstile.acquire", "turnstile.leases.held");
+        assertThat(meters).as("meters").contains("turnstile.acquire", "turnstile.leases.held", "turnstile.job");
         JsonNode acquire = get(port, "/actuator/metrics/turnstile.acquire?tag=lock:" + lock);
         assertThat(acquire.path("measurements").get(0).path("value").asDouble()).as("acquires of %s: %s", lock, acquire).isPositive();
     }
