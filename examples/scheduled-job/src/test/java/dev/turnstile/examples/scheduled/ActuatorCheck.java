@@ -3,6 +3,7 @@ package dev.turnstile.examples.scheduled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,18 +21,26 @@ final class ActuatorCheck {
 
     private ActuatorCheck() {}
 
-    static JsonNode get(int port, String path) throws IOException, InterruptedException {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    static JsonNode get(int port, String path) {
+        HttpResponse<String> r;
+        try {
+            r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                    .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("GET " + path + " on port " + port, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
         assertThat(r.statusCode()).as("GET %s: %s", path, r.body()).isEqualTo(200);
         return JSON.readTree(r.body());
     }
 
     /**
-     * Within a few seconds of start-up (ticks running): the store is healthy, the endpoint shows the
-     * tick lock (held for 500 ms of every second, so asked until seen), and the meters exist.
+     * On an instance that has run the job: the store is healthy, the endpoint shows the tick lock
+     * (held for 500 ms of every second, so asked until seen), and the meters exist.
      */
-    static void check(int port, String lock) throws IOException, InterruptedException {
+    static void check(int port, String lock) {
         JsonNode health = get(port, "/actuator/health");
         assertThat(health.path("components").path("turnstile").path("status").asString()).as("health: %s", health).isEqualTo("UP");
 
@@ -43,7 +52,12 @@ final class ActuatorCheck {
             if (locks.toString().contains(lock)) {
                 break;
             }
-            Thread.sleep(97);
+            try {
+                Thread.sleep(97);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
         }
         assertThat(seen.get(seen.size() - 1)).as("/actuator/turnstile never listed %s: %s", lock, seen).contains(lock);
 
