@@ -140,6 +140,12 @@ final class HeldLease implements Lease {
 
     @Override
     public ReleaseOutcome release() {
+        return release(options.lockAtLeastFor());
+    }
+
+    @Override
+    public ReleaseOutcome release(Duration lockAtLeastFor) {
+        Validation.nonNegative("lockAtLeastFor", lockAtLeastFor);
         storeCalls.lock();
         try {
             ReleaseOutcome done = outcome;
@@ -155,7 +161,7 @@ final class HeldLease implements Lease {
             turnstile.forget(this);
             boolean ok;
             try {
-                ok = turnstile.endLease(name, token, options.lockAtLeastFor());
+                ok = turnstile.endLease(name, token, lockAtLeastFor);
             } catch (StoreUnavailableException e) {
                 turnstile.listeners.storeFailed(name, e);
                 throw e;
@@ -163,7 +169,7 @@ final class HeldLease implements Lease {
             long now = System.nanoTime();
             ReleaseOutcome result;
             if (ok) {
-                result = now - startNanos < options.lockAtLeastFor().toNanos()
+                result = now - startNanos < lockAtLeastFor.toNanos()
                         ? ReleaseOutcome.SHORTENED_TO_AT_LEAST : ReleaseOutcome.RELEASED;
             } else {
                 result = wasLost || now - deadlineNanos >= 0 ? ReleaseOutcome.ALREADY_EXPIRED : ReleaseOutcome.NOT_OWNER;

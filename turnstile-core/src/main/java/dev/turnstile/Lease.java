@@ -119,6 +119,23 @@ public interface Lease extends AutoCloseable {
     ReleaseOutcome release();
 
     /**
+     * Releases the lease with another minimum hold than its options set: the lock stays taken
+     * until {@code lockAtLeastFor} after the acquire (by the store's clock), or is freed at once if
+     * that has passed. For bridges whose callers move the minimum hold while holding the lock
+     * (ShedLock's {@code SimpleLock.extend(lockAtMostFor, lockAtLeastFor)}). Otherwise the same as
+     * {@link #release()}: idempotent (a second call returns the first outcome whatever it is given).
+     *
+     * @param lockAtLeastFor the minimum hold counted from the acquire; zero frees the lock at once
+     * @return what happened
+     * @throws IllegalArgumentException if null, negative or absurd
+     * @throws StoreUnavailableException if the store cannot be reached
+     * @throws UnsupportedOperationException if this lease is not one of Turnstile's own
+     */
+    default ReleaseOutcome release(Duration lockAtLeastFor) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot release with another lockAtLeastFor");
+    }
+
+    /**
      * Completes when the lease is lost while still supposed to be held: a renewal was refused, the
      * local deadline passed without a confirmed renewal, or {@link #extend} was refused. Never
      * completes for a lease released normally.

@@ -41,6 +41,16 @@ final class ReentrantLease implements Lease {
 
     @Override
     public ReleaseOutcome release() {
+        return releaseView(null);
+    }
+
+    @Override
+    public ReleaseOutcome release(Duration lockAtLeastFor) {
+        return releaseView(Validation.nonNegative("lockAtLeastFor", lockAtLeastFor));
+    }
+
+    /** Only the outermost release uses {@code lockAtLeastFor}; null means the options' own. */
+    private ReleaseOutcome releaseView(Duration lockAtLeastFor) {
         synchronized (hold) {
             if (outcome != null) {
                 return outcome;
@@ -50,7 +60,7 @@ final class ReentrantLease implements Lease {
                 return outcome;
             }
             onLastRelease.run();
-            outcome = hold.lease.release();
+            outcome = lockAtLeastFor == null ? hold.lease.release() : hold.lease.release(lockAtLeastFor);
             return outcome;
         }
     }

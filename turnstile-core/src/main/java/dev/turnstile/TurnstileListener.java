@@ -16,7 +16,7 @@ public interface TurnstileListener {
     /**
      * Called once per public acquire call ({@link Turnstile#tryAcquire} or {@link Turnstile#acquire}),
      * when it ends. A waiting acquire reports once, with the time it waited; a re-entrant acquire
-     * that did not touch the store is not reported. Bad input and a closed client are not reported.
+     * is reported like any other. Bad input and a closed client are not reported.
      *
      * @param name the lock name
      * @param outcome granted, busy, or failed on the store

@@ -27,6 +27,7 @@ public final class JobContext {
     private final boolean interruptOnLoss;
     private final JobContext outer;
     private volatile LeaseLoss loss;
+    private volatile boolean lostSeen;
     private boolean running = true; // guarded by this
     private boolean interrupted; // guarded by this
 
@@ -120,7 +121,15 @@ public final class JobContext {
      * @return {@code true} once the lease is lost
      */
     public boolean leaseLost() {
-        return loss != null || !lease.isHeld() && running();
+        if (lostSeen) {
+            return true;
+        }
+        // While the job runs, the lease itself knows at once (a refused renewal, its deadline
+        // passed); the loss hook that sets the reason and interrupts follows on another thread.
+        if (loss != null || !lease.isHeld() && running()) {
+            lostSeen = true;
+        }
+        return lostSeen;
     }
 
     private synchronized boolean running() {
@@ -130,7 +139,8 @@ public final class JobContext {
     /**
      * Returns why the lease was lost.
      *
-     * @return the loss, or empty while the lease is held
+     * @return the loss, or empty while the lease is held (and for a moment after {@link #leaseLost()}
+     *     turned true: the reason is delivered by the loss hook, on another thread)
      */
     public Optional<LeaseLoss> loss() {
         return Optional.ofNullable(loss);
@@ -142,9 +152,10 @@ public final class JobContext {
      * @throws LeaseLostException if the lease was lost
      */
     public void checkLease() {
-        LeaseLoss l = loss;
-        if (l != null) {
-            throw new LeaseLostException(l);
+        if (leaseLost()) {
+            LeaseLoss l = loss;
+            throw new LeaseLostException(l != null ? l : new LeaseLoss(name, lease.fence(),
+                    "a renewal was refused or its local deadline passed", java.time.Instant.now()));
         }
     }
 

@@ -177,15 +177,17 @@ public final class JobRunner {
         ref.set(ctx);
         JobContext previous = ctx.enter();
         T value;
+        boolean lost;
         try {
             value = intercepted(0, ctx, task);
         } finally {
+            lost = ctx.leaseLost(); // while the run still counts as running: the lease's own verdict
             if (ctx.exit(previous)) {
                 Thread.interrupted(); // our own loss interrupt: do not leak it into the caller's next work
             }
             release(lease);
         }
-        return JobResult.ran(value, lease.fence(), ctx.leaseLost());
+        return JobResult.ran(value, lease.fence(), lost);
     }
 
     private <T> T intercepted(int i, JobContext ctx, Callable<T> task) throws Exception {

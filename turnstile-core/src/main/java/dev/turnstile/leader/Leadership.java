@@ -70,6 +70,7 @@ public final class Leadership implements AutoCloseable {
         final Lease lease;
         final CompletableFuture<Void> ended = new CompletableFuture<>();
         boolean revoked; // guarded by Leadership.callbacks
+        boolean announced; // guarded by Leadership.callbacks: onGranted was called
 
         Held(Term term, Lease lease) {
             this.term = term;
@@ -254,6 +255,7 @@ public final class Leadership implements AutoCloseable {
             if (h.revoked) {
                 return true; // lost before it could be announced; the loop waits for the next term
             }
+            h.announced = true;
             log.info("granted role '{}' (fence {})", role, h.term.fence());
             try {
                 onGranted.accept(h.term);
@@ -299,6 +301,10 @@ public final class Leadership implements AutoCloseable {
                 if (current == h) {
                     current = null;
                 }
+            }
+            if (!h.announced) {
+                log.info("role '{}' (fence {}) ended before it was announced: {}", role, h.term.fence(), why);
+                return; // never granted to the application: nothing to revoke
             }
             log.info("role '{}' (fence {}) revoked: {}", role, h.term.fence(), why);
             try {

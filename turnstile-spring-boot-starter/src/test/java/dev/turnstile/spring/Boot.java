@@ -36,8 +36,10 @@ final class Boot {
     }
 
     static AutoConfigurations turnstile() {
+        // The Boot 3 health auto-configuration by name: its annotations name Boot 3 classes.
         return AutoConfigurations.of(TurnstileAutoConfiguration.class,
-                dev.turnstile.spring.actuate.TurnstileActuatorAutoConfiguration.class);
+                dev.turnstile.spring.actuate.TurnstileActuatorAutoConfiguration.class,
+                firstPresent("dev.turnstile.spring.boot3.TurnstileBoot3HealthAutoConfiguration"));
     }
 
     /** A fresh SQLite file store URL. */

@@ -104,6 +104,11 @@ class TurnstileLockTest {
         public Seen appDefaults() {
             return Seen.now();
         }
+
+        @TurnstileLock(name = "busy-target")
+        public String callsSameName(Jobs jobs) {
+            return "outer ran, inner returned " + jobs.busy();
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -194,6 +199,15 @@ class TurnstileLockTest {
             assertThat(jobs.busy()).isEqualTo("ran");
             assertThat(jobs.busyOptional()).contains("ran");
             assertThat(jobs.runs()).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void sameNameFromInsideALockedCallIsBusy() {
+        withJobs(ctx -> {
+            Jobs jobs = ctx.getBean(Jobs.class);
+            assertThat(ctx.getBean(AppDefaultsJobs.class).callsSameName(jobs)).isEqualTo("outer ran, inner returned null");
+            assertThat(jobs.runs()).isZero();
         });
     }
 
