@@ -4,7 +4,7 @@
 # down, client clock jumps), then checks the recorded history and writes a Markdown report and its
 # JSON twin (default docs/reliability.md and docs/reliability.json).
 #
-# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock]
+# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo]
 #          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
 #          [--out FILE.md] [--workers N] [--rebuild | --no-build]
 # --short (default): one round per scenario, about 12 s each, ~6 min in all; --long: three rounds with

@@ -192,7 +192,7 @@ public sealed interface Fault {
         }
     }
 
-    /** A store restart while the lock is held: PostgreSQL (crash-restart), or the harness's Redis (no persistence). */
+    /** A store restart while the lock is held: PostgreSQL (crash-restart), the harness's Redis (no persistence) or Mongo server. */
     record RestartStore() implements Fault {
         @Override public String id() { return "restart"; }
         @Override public boolean appliesTo(StoreSpec store) { return store.restartable(); }
@@ -200,7 +200,7 @@ public sealed interface Fault {
         @Override
         public String describe(ChaosConfig c) {
             return "store restart while the lock is held (PostgreSQL: pg_ctlcluster restart -m immediate; "
-                    + "Redis: SIGKILL and start again, no persistence)";
+                    + "Redis: SIGKILL and start again, no persistence; Mongo: SIGKILL of the server's JVM and start again on its file)";
         }
 
         @Override

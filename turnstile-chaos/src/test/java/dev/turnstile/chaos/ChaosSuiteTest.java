@@ -30,7 +30,8 @@ class ChaosSuiteTest {
                 "postgresql×kill", "postgresql×pause", "postgresql×partition", "postgresql×restart",
                 "mariadb×kill", "mariadb×pause", "mariadb×partition",
                 "redis×kill", "redis×pause", "redis×partition", "redis×restart",
-                "redlock×kill", "redlock×pause", "redlock×partition");
+                "redlock×kill", "redlock×pause", "redlock×partition",
+                "mongo×kill", "mongo×pause", "mongo×partition", "mongo×restart");
         String failures = results.stream().filter(r -> !r.passed())
                 .map(r -> r.store() + " × " + r.fault() + " (" + r.dir() + "): " + r.failures())
                 .collect(Collectors.joining("\n"));
