@@ -178,6 +178,14 @@ public final class StoreInstance implements AutoCloseable {
         }
     }
 
+    /** The pid of the server process the store-pause fault freezes ({@link StoreSpec#pausable()}). */
+    public long serverPid() {
+        if (mongo == null) {
+            throw new IllegalStateException("the harness runs no single server process for " + spec.name());
+        }
+        return mongo.pid();
+    }
+
     /** Mongo: the server's JVM. */
     public MongoProcess mongo() {
         return mongo;

@@ -110,6 +110,11 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind == Kind.POSTGRESQL || kind == Kind.REDIS || kind == Kind.MONGO;
     }
 
+    /** The harness runs the server as one process of its own that it can SIGSTOP (Mongo's JVM). */
+    public boolean pausable() {
+        return kind == Kind.MONGO;
+    }
+
     /**
      * Starts what the store needs (Redis processes, an SQLite file name) in a run directory.
      *
