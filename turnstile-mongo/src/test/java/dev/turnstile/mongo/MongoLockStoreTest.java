@@ -3,7 +3,11 @@ package dev.turnstile.mongo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
 import com.mongodb.WriteConcern;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
@@ -35,6 +39,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.junit.jupiter.api.AfterAll;
@@ -185,6 +192,35 @@ class MongoLockStoreTest {
         store.close();
         assertThat(client.getDatabase("turnstile_test").runCommand(new Document("ping", 1)).get("ok")).isNotNull();
         assertThat(store.description()).isEqualTo("MongoDB database turnstile_test (collection turnstile_locks)");
+    }
+
+    @Test
+    void lockWritesCarryWriteConcernMajorityUnlessToldOtherwise() {
+        List<BsonDocument> sent = java.util.Collections.synchronizedList(new ArrayList<>());
+        CommandListener listener = new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                if (event.getCommandName().equals("findAndModify") || event.getCommandName().equals("update")) {
+                    sent.add(event.getCommand().clone());
+                }
+            }
+        };
+        MongoClientSettings settings = MongoClientSettings.builder().applyConnectionString(new ConnectionString(MongoTestServer.url()))
+                .addCommandListener(listener).build();
+        try (MongoClient listened = MongoClients.create(settings)) {
+            String name = unique("wc");
+            LockStore majority = MongoLockStore.builder(listened, "turnstile_test").build();
+            majority.tryAcquire(new AcquireRequest(name, "o", "t1", Duration.ofSeconds(5))).orElseThrow();
+            majority.extend(name, "t1", Duration.ofSeconds(5));
+            majority.release(name, "t1", Duration.ZERO);
+            assertThat(sent).hasSize(3).allSatisfy(c -> assertThat(c.getDocument("writeConcern").get("w"))
+                    .isEqualTo(new BsonString("majority")));
+            sent.clear();
+            LockStore one = MongoLockStore.builder(listened, "turnstile_test").writeConcern(WriteConcern.W1).build();
+            one.tryAcquire(new AcquireRequest(name, "o", "t2", Duration.ofSeconds(5))).orElseThrow();
+            assertThat(sent).hasSize(1);
+            assertThat(sent.get(0).getDocument("writeConcern").get("w")).isEqualTo(new BsonInt32(1));
+        }
     }
 
     @Test
