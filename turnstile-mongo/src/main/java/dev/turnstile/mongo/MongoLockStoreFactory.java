@@ -37,6 +37,50 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
 
     @Override
     public LockStore open(String url) {
+        Parsed p = parse(url);
+        ConnectionString cs = p.connection();
+        long ms = p.timeout().toMillis();
+        MongoClientSettings.Builder settings = MongoClientSettings.builder().applyConnectionString(cs)
+                .applicationName(cs.getApplicationName() != null ? cs.getApplicationName() : "turnstile");
+        if (cs.getServerSelectionTimeout() == null) {
+            settings.applyToClusterSettings(b -> b.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS));
+        }
+        settings.applyToSocketSettings(b -> {
+            if (cs.getConnectTimeout() == null) {
+                b.connectTimeout((int) Math.min(ms, 5_000), TimeUnit.MILLISECONDS);
+            }
+            if (cs.getSocketTimeout() == null) {
+                b.readTimeout((int) ms, TimeUnit.MILLISECONDS);
+            }
+        });
+        MongoClient client = MongoClients.create(settings.build());
+        try {
+            MongoLockStore.Builder b = MongoLockStore.builder(client, p.database()).collection(p.collection()).description(describe(cs))
+                    .owning(client);
+            if (cs.getWriteConcern() != null) {
+                b.writeConcern(cs.getWriteConcern());
+            }
+            return b.build();
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /**
+     * MongoDB needs no schema: the collection appears with the first acquire, and {@code _id} is its
+     * only index. The URL is still checked, so that {@code turnstile schema} refuses a bad one.
+     */
+    @Override
+    public String schema(String url) {
+        parse(url);
+        return "";
+    }
+
+    private record Parsed(ConnectionString connection, String database, String collection, Duration timeout) {}
+
+    /** Checks the URL and splits it into the driver's connection string and Turnstile's options; connects to nothing. */
+    private static Parsed parse(String url) {
         StoreUrlOptions options;
         try {
             options = StoreUrlOptions.parse(url, KNOWN, false);
@@ -58,33 +102,7 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException("MongoDB URL '" + safe(url) + "' names no database: add it as the path, for example "
                     + "mongodb://host:27017/app (the lock collection '" + collection + "' lives there)");
         }
-        String database = MongoLockStore.checkDatabase(cs.getDatabase());
-        long ms = timeout.toMillis();
-        MongoClientSettings.Builder settings = MongoClientSettings.builder().applyConnectionString(cs)
-                .applicationName(cs.getApplicationName() != null ? cs.getApplicationName() : "turnstile");
-        if (cs.getServerSelectionTimeout() == null) {
-            settings.applyToClusterSettings(b -> b.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS));
-        }
-        settings.applyToSocketSettings(b -> {
-            if (cs.getConnectTimeout() == null) {
-                b.connectTimeout((int) Math.min(ms, 5_000), TimeUnit.MILLISECONDS);
-            }
-            if (cs.getSocketTimeout() == null) {
-                b.readTimeout((int) ms, TimeUnit.MILLISECONDS);
-            }
-        });
-        MongoClient client = MongoClients.create(settings.build());
-        try {
-            MongoLockStore.Builder b = MongoLockStore.builder(client, database).collection(collection).description(describe(cs))
-                    .owning(client);
-            if (cs.getWriteConcern() != null) {
-                b.writeConcern(cs.getWriteConcern());
-            }
-            return b.build();
-        } catch (RuntimeException e) {
-            client.close();
-            throw e;
-        }
+        return new Parsed(cs, MongoLockStore.checkDatabase(cs.getDatabase()), collection, timeout);
     }
 
     /** {@code mongodb://hosts/database}, without user info or options. */

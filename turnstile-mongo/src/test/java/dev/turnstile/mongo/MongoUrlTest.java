@@ -33,6 +33,13 @@ class MongoUrlTest {
     }
 
     @Test
+    void schemaIsEmptyButChecksTheUrl() {
+        assertThat(LockStores.factoryFor("mongodb://h/app").schema("mongodb://h/app")).isEmpty();
+        assertThatThrownBy(() -> LockStores.factoryFor("mongodb://h").schema("mongodb://h")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names no database");
+    }
+
+    @Test
     void thePasswordNeverShows() {
         String secret = "s3cr3tpw";
         for (String url : new String[] {"mongodb://user:" + secret + "@127.0.0.1:27017", "mongodb://user:" + secret + "@127.0.0.1:99999/app",
