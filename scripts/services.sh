@@ -25,7 +25,9 @@ wait_for() { # wait_for SECONDS COMMAND...
 command -v javac >/dev/null || apt_install openjdk-17-jdk-headless
 command -v mvn >/dev/null || apt_install maven
 
-# libfaketime, for the chaos suite's client clock-jump fault
+# libfaketime, for the chaos suite's client clock-jump fault and turnstile-mongo's server-clock test
+# (a mongo-java-server JVM an hour behind). MongoDB itself needs nothing here: no mongod can be installed
+# from Debian's packages, so the Mongo tests run mongo-java-server, which Maven fetches from Maven Central.
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || apt_install faketime
 
 # --- PostgreSQL --------------------------------------------------------------------------------

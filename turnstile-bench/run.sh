@@ -10,9 +10,11 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica] [--rebuild|--no-build]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo] [--rebuild|--no-build]
 # --only redis-replica starts its own master and replica (redis-server on free ports, no persistence)
 # and measures S1/S2 with and without the replica acknowledgement; it is not part of the default run.
+# --only mongo starts mongo-java-server (MongoBenchServer, in-memory) in a JVM of its own on a free port
+# and measures the raw driver floor, Turnstile and ShedLock's MongoLockProvider; not part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
@@ -52,8 +54,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff or redis-replica" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica or mongo" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -99,5 +101,17 @@ if [[ $only == redis-replica ]]; then
     sleep 0.1
   done
   java "${java_opts[@]}" "${props[@]}" -Dbench.redisUrl="redis://127.0.0.1:$mport" -cp "$cp" dev.turnstile.bench.RedisReplicaBench
+fi
+if [[ $only == mongo ]]; then
+  mport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  java -Xmx512m -cp "$cp" dev.turnstile.bench.MongoBenchServer "$mport" >"$(dirname "$report")/mongo-server.log" 2>&1 &
+  mpid=$!
+  trap 'kill "$mpid" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do
+    grep -q listening "$(dirname "$report")/mongo-server.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  java "${java_opts[@]}" "${props[@]}" -Dbench.mongoUrl="mongodb://127.0.0.1:$mport/bench" \
+    -Dbench.mongoServer="mongo-java-server (in-memory backend, its own JVM)" -cp "$cp" dev.turnstile.bench.MongoBench
 fi
 echo "results: $report"

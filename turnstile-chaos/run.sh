@@ -4,8 +4,8 @@
 # down, client clock jumps), then checks the recorded history and writes a Markdown report and its
 # JSON twin (default docs/reliability.md and docs/reliability.json).
 #
-# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock]
-#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
+# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo]
+#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover,store-pause]
 #          [--out FILE.md] [--workers N] [--rebuild | --no-build]
 # --short (default): one round per scenario, about 12 s each, ~6 min in all; --long: three rounds with
 # longer quiet spells. Needs PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust; it also

@@ -18,7 +18,7 @@ public sealed interface Fault {
 
     /** The faults in report order, by name. */
     List<String> ALL = List.of("none", "kill", "pause", "partition", "latency", "restart", "redlock-minority",
-            "redlock-majority", "clock", "failover");
+            "redlock-majority", "clock", "failover", "store-pause");
 
     /** The name in reports and on the command line. */
     String id();
@@ -71,6 +71,7 @@ public sealed interface Fault {
             case "redlock-majority" -> new RedlockNodesDown(true);
             case "clock" -> new ClockJump(Duration.ofMinutes(5));
             case "failover" -> new Failover();
+            case "store-pause" -> new PauseStore();
             default -> throw new IllegalArgumentException("unknown fault '" + id + "': known faults are " + String.join(", ", ALL));
         };
     }
@@ -192,7 +193,7 @@ public sealed interface Fault {
         }
     }
 
-    /** A store restart while the lock is held: PostgreSQL (crash-restart), or the harness's Redis (no persistence). */
+    /** A store restart while the lock is held: PostgreSQL (crash-restart), the harness's Redis (no persistence) or Mongo server. */
     record RestartStore() implements Fault {
         @Override public String id() { return "restart"; }
         @Override public boolean appliesTo(StoreSpec store) { return store.restartable(); }
@@ -200,7 +201,7 @@ public sealed interface Fault {
         @Override
         public String describe(ChaosConfig c) {
             return "store restart while the lock is held (PostgreSQL: pg_ctlcluster restart -m immediate; "
-                    + "Redis: SIGKILL and start again, no persistence)";
+                    + "Redis: SIGKILL and start again, no persistence; Mongo: SIGKILL of the server's JVM and start again on its file)";
         }
 
         @Override
@@ -211,6 +212,42 @@ public sealed interface Fault {
             }
             cluster.record(holder.id, Event.STORE_DOWN, cluster.store().spec().name());
             cluster.store().restart();
+            cluster.record(-1, Event.STORE_UP, null);
+            return null;
+        }
+    }
+
+    /**
+     * SIGSTOP of the store's own server process while the lock is held, for longer than the TTL, then
+     * SIGCONT: every call of every worker times out meanwhile (the holder must report its loss by its
+     * deadline), and the frozen server then runs whatever reached its socket (late acquires and
+     * renewals whose callers gave up on them). Only where the harness runs the server itself as one
+     * process (Mongo's JVM).
+     */
+    record PauseStore() implements Fault {
+        @Override public String id() { return "store-pause"; }
+        @Override public boolean appliesTo(StoreSpec store) { return store.pausable(); }
+
+        @Override
+        public String describe(ChaosConfig c) {
+            return "SIGSTOP of the store's server process for " + c.outage().toMillis() + " ms (> TTL) while the lock is held, "
+                    + "then SIGCONT";
+        }
+
+        @Override
+        public String inject(Cluster cluster) {
+            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            if (holder == null) {
+                return "nobody held the lock to freeze the store under";
+            }
+            long pid = cluster.store().serverPid();
+            cluster.record(holder.id, Event.STORE_DOWN, cluster.store().spec().name() + " SIGSTOPped (pid " + pid + ")");
+            Harness.signal(pid, "STOP");
+            try {
+                Harness.sleep(cluster.config().outage().toMillis());
+            } finally {
+                Harness.signal(pid, "CONT");
+            }
             cluster.record(-1, Event.STORE_UP, null);
             return null;
         }

@@ -19,6 +19,7 @@ public final class StoreInstance implements AutoCloseable {
     private final Path dir;
     private final List<RedisServer> redis = new ArrayList<>();
     private RedisSentinel sentinel;
+    private MongoProcess mongo;
     /** Sentinel: which of {@link #redis} is the master now (the other is its replica). */
     private int masterIndex;
     private final List<String> endpoints = new ArrayList<>();
@@ -38,6 +39,7 @@ public final class StoreInstance implements AutoCloseable {
                     }
                 }
                 case REDIS_SENTINEL -> startSentinel();
+                case MONGO -> mongo = new MongoProcess(dir);
                 default -> throw new IllegalStateException(spec.kind().toString());
             }
         } catch (RuntimeException e) {
@@ -46,6 +48,8 @@ public final class StoreInstance implements AutoCloseable {
         }
         if (sentinel != null) {
             endpoints.add(sentinel.hostPort());
+        } else if (mongo != null) {
+            endpoints.add(mongo.hostPort());
         } else {
             redis.forEach(r -> endpoints.add(r.hostPort()));
         }
@@ -124,6 +128,7 @@ public final class StoreInstance implements AutoCloseable {
             case REDLOCK -> "redlock://" + String.join(",", via) + "?turnstile.nodeTimeout=200ms";
             case REDIS_SENTINEL -> "redis-sentinel://" + via.get(0) + "?turnstile.timeout=2s"
                     + (spec.name().endsWith("-noack") ? "&turnstile.replicaAcks=0" : "") + "#" + RedisSentinel.MASTER_NAME;
+            case MONGO -> "mongodb://" + via.get(0) + "/chaos?turnstile.timeout=2s";
         };
         return spec.urlPrefix() + u;
     }
@@ -143,6 +148,7 @@ public final class StoreInstance implements AutoCloseable {
         switch (spec.kind()) {
             case POSTGRESQL -> restartPostgres();
             case REDIS -> redis.get(0).restart();
+            case MONGO -> mongo.restart();
             default -> throw new IllegalStateException("the harness cannot restart " + spec.name());
         }
     }
@@ -172,8 +178,24 @@ public final class StoreInstance implements AutoCloseable {
         }
     }
 
+    /** The pid of the server process the store-pause fault freezes ({@link StoreSpec#pausable()}). */
+    public long serverPid() {
+        if (mongo == null) {
+            throw new IllegalStateException("the harness runs no single server process for " + spec.name());
+        }
+        return mongo.pid();
+    }
+
+    /** Mongo: the server's JVM. */
+    public MongoProcess mongo() {
+        return mongo;
+    }
+
     @Override
     public void close() {
+        if (mongo != null) {
+            mongo.close();
+        }
         if (sentinel != null) {
             sentinel.close();
         }

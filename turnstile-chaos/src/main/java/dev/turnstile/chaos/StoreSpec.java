@@ -29,11 +29,16 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
          * A master, one replica and one Sentinel the harness starts, without persistence; workers
          * reach the master through the Sentinel.
          */
-        REDIS_SENTINEL
+        REDIS_SENTINEL,
+        /**
+         * mongo-java-server over an H2 file in a JVM the harness starts (MongoProcess), committing
+         * every command, so what it acknowledged survives its SIGKILL.
+         */
+        MONGO
     }
 
     /** The stores a CI machine of this project has, in report order. */
-    public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock");
+    public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock", "mongo");
 
     /**
      * Stores run only when named: Sentinel with replica acknowledgement (the default,
@@ -57,6 +62,7 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
             case "redlock" -> new StoreSpec("redlock", Kind.REDLOCK, "");
             case "redis-sentinel" -> new StoreSpec("redis-sentinel", Kind.REDIS_SENTINEL, "");
             case "redis-sentinel-noack" -> new StoreSpec("redis-sentinel-noack", Kind.REDIS_SENTINEL, "");
+            case "mongo", "mongodb" -> new StoreSpec("mongo", Kind.MONGO, "");
             default -> throw new IllegalArgumentException("unknown store '" + name + "': known stores are " + String.join(", ", ALL)
                     + ", " + String.join(", ", EXTRA));
         };
@@ -72,9 +78,9 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind != Kind.REDLOCK;
     }
 
-    /** Committed grants survive a restart (the SQL stores; our Redis runs without persistence). */
+    /** Committed grants survive a restart (the SQL stores and our Mongo; our Redis runs without persistence). */
     public boolean durable() {
-        return kind == Kind.SQLITE || kind == Kind.POSTGRESQL || kind == Kind.MARIADB;
+        return kind == Kind.SQLITE || kind == Kind.POSTGRESQL || kind == Kind.MARIADB || kind == Kind.MONGO;
     }
 
     /**
@@ -99,9 +105,14 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind == Kind.REDIS_SENTINEL;
     }
 
-    /** The harness can restart it: the machine's PostgreSQL, or a Redis of its own. */
+    /** The harness can restart it: the machine's PostgreSQL, or a Redis or Mongo server of its own. */
     public boolean restartable() {
-        return kind == Kind.POSTGRESQL || kind == Kind.REDIS;
+        return kind == Kind.POSTGRESQL || kind == Kind.REDIS || kind == Kind.MONGO;
+    }
+
+    /** The harness runs the server as one process of its own that it can SIGSTOP (Mongo's JVM). */
+    public boolean pausable() {
+        return kind == Kind.MONGO;
     }
 
     /**

@@ -9,9 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The CI chaos run: every store this machine kind has (SQLite, PostgreSQL, MariaDB, Redis, Redlock)
+ * The CI chaos run: every store this machine kind has (SQLite, PostgreSQL, MariaDB, Redis, Redlock, Mongo)
  * under the main faults (holder SIGKILL, holder SIGSTOP past its TTL, holder partitioned from the
- * store, and a restart of PostgreSQL and of a Redis without persistence), checked against the pass
+ * store, a restart of PostgreSQL, of a Redis without persistence and of the Mongo server, and a SIGSTOP of
+ * the Mongo server), checked against the pass
  * criteria. Writes its report to {@code target/chaos-ci/reliability.md}.
  */
 class ChaosSuiteTest {
@@ -20,7 +21,7 @@ class ChaosSuiteTest {
     @Timeout(600)
     void theShortRunMeetsThePassCriteria() {
         ChaosConfig config = ChaosConfig.shortRun(Path.of("target/chaos-ci/work"));
-        List<ScenarioResult> results = ChaosRun.runMatrix(StoreSpec.ALL, List.of("kill", "pause", "partition", "restart"),
+        List<ScenarioResult> results = ChaosRun.runMatrix(StoreSpec.ALL, List.of("kill", "pause", "partition", "restart", "store-pause"),
                 config, true);
         Report.write(Path.of("target/chaos-ci/reliability.md"), results, "mvn -pl turnstile-chaos test (ChaosSuiteTest)",
                 "short", config);
@@ -30,7 +31,8 @@ class ChaosSuiteTest {
                 "postgresql×kill", "postgresql×pause", "postgresql×partition", "postgresql×restart",
                 "mariadb×kill", "mariadb×pause", "mariadb×partition",
                 "redis×kill", "redis×pause", "redis×partition", "redis×restart",
-                "redlock×kill", "redlock×pause", "redlock×partition");
+                "redlock×kill", "redlock×pause", "redlock×partition",
+                "mongo×kill", "mongo×pause", "mongo×partition", "mongo×restart", "mongo×store-pause");
         String failures = results.stream().filter(r -> !r.passed())
                 .map(r -> r.store() + " × " + r.fault() + " (" + r.dir() + "): " + r.failures())
                 .collect(Collectors.joining("\n"));

@@ -1,0 +1,75 @@
+package dev.turnstile.mongo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.time.Duration;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+/** mongodb:// URLs: what is accepted, and a clear refusal, without the password, for the rest. */
+class MongoUrlTest {
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "mongodb://127.0.0.1:27017                       | names no database",
+        "mongodb://127.0.0.1:27017/                      | names no database",
+        "mongodb://127.0.0.1:27017/?w=1                  | names no database",
+        "mongodb://127.0.0.1:27017/a b                   | databaseName does not contain",
+        "mongodb://127.0.0.1:99999/app                   | malformed MongoDB URL",
+        "mongodb:///app                                  | malformed MongoDB URL",
+        "mongodb://127.0.0.1/app?authMechanism=NOPE&turnstile.timeout=1s | malformed MongoDB URL",
+        "mongodb://127.0.0.1/app?turnstile.colection=x   | unknown option 'turnstile.colection'",
+        "mongodb://127.0.0.1/app?turnstile.timeout=0s    | positive duration",
+        "mongodb://127.0.0.1/app?turnstile.collection=system.x | not a usable collection name",
+    })
+    void badUrlsAreRefusedWithAReason(String url, String reason) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(reason);
+    }
+
+    @Test
+    void schemaIsEmptyButChecksTheUrl() {
+        assertThat(LockStores.factoryFor("mongodb://h/app").schema("mongodb://h/app")).isEmpty();
+        assertThatThrownBy(() -> LockStores.factoryFor("mongodb://h").schema("mongodb://h")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names no database");
+    }
+
+    @Test
+    void thePasswordNeverShows() {
+        String secret = "s3cr3tpw";
+        for (String url : new String[] {"mongodb://user:" + secret + "@127.0.0.1:27017", "mongodb://user:" + secret + "@127.0.0.1:99999/app",
+                "mongodb://user:" + secret + "@127.0.0.1/app?turnstile.nope=1"}) {
+            assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain(secret));
+        }
+        try (LockStore store = LockStores.open("mongodb://user:" + secret + "@127.0.0.1:1/app?turnstile.timeout=1s")) {
+            assertThat(store.description()).isEqualTo("mongodb://127.0.0.1:1/app (collection turnstile_locks)");
+            assertThatThrownBy(() -> store.tryAcquire(new AcquireRequest("x", "o", "t", Duration.ofSeconds(1))))
+                    .isInstanceOf(StoreUnavailableException.class).satisfies(e -> assertThat(e.getMessage()).doesNotContain(secret));
+        }
+    }
+
+    @Test
+    void optionsOfTheDriverAndOfTurnstileBothApply() {
+        try (LockStore store = LockStores.open(MongoTestServer.url() + "?w=1&turnstile.collection=other_locks&appName=x")) {
+            assertThat(store.description()).endsWith("(collection other_locks)");
+            assertThat(store.tryAcquire(new AcquireRequest("opt-" + System.nanoTime(), "o", "t", Duration.ofSeconds(5)))).isPresent();
+        }
+        assertThat(LockStores.factoryFor("MONGODB+SRV://cluster0.example.net/app")).isInstanceOf(MongoLockStoreFactory.class);
+    }
+
+    @Test
+    void anUnreachableServerIsUnavailableWithinTheTimeout() {
+        try (LockStore store = LockStores.open("mongodb://127.0.0.1:1/app?turnstile.timeout=1s")) {
+            long start = System.nanoTime();
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("mongodb://127.0.0.1:1/app");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        }
+    }
+}
