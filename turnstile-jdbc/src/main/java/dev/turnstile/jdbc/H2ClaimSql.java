@@ -1,9 +1,16 @@
 package dev.turnstile.jdbc;
 
+import dev.turnstile.claim.ClaimFilter;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.ClaimedRow;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+
 /**
- * H2: the same {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)}, read back through
- * {@code FINAL TABLE}. The due condition is repeated outside the subquery: H2 re-checks the
- * condition of a row it had to wait for, so a row another transaction claimed meanwhile is left.
+ * H2: a short transaction like MariaDB's. H2 evaluates an {@code UPDATE … WHERE id IN (SELECT …
+ * LIMIT n)} subquery against rows the same UPDATE already changed, so a batch came back short;
+ * selecting {@code FOR UPDATE SKIP LOCKED} first and then updating those keys does not.
  */
 final class H2ClaimSql extends ClaimSql {
     private static final Dialect DIALECT = (Dialect) SqlDialect.H2;
@@ -13,30 +20,20 @@ final class H2ClaimSql extends ClaimSql {
         return DIALECT;
     }
 
+    /** Step 1: parameters (filter values…, lock timeout ms, limit); returns ({id}, {version}, now). */
     @Override
     String claimSql() {
         return """
-                SELECT {id}, {version}, {lockedAt} FROM FINAL TABLE (
-                  UPDATE {table} SET {lockedAt} = {now}, {version} = {version} + 1
-                   WHERE {id} IN (SELECT {id} FROM {table}
-                                   WHERE {filter}{lockedAt} <= {now} - ?
-                                   ORDER BY {lockedAt}, {updatedAt}
-                                   LIMIT ? FOR UPDATE SKIP LOCKED)
-                     AND {lockedAt} <= {now} - ?)""";
+                SELECT {id}, {version}, {now} FROM {table}
+                 WHERE {filter}{lockedAt} <= {now} - ?
+                 ORDER BY {lockedAt}, {updatedAt}
+                 LIMIT ? FOR UPDATE SKIP LOCKED""";
     }
 
     @Override
-    java.util.List<dev.turnstile.claim.ClaimedRow> claim(java.sql.Connection c, dev.turnstile.claim.ClaimTable t, String sql,
-            dev.turnstile.claim.ClaimFilter filter, long timeoutMillis, int max) throws java.sql.SQLException {
-        try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = bindFilter(ps, filter);
-            ps.setLong(i++, timeoutMillis);
-            ps.setInt(i++, max);
-            ps.setLong(i, timeoutMillis);
-            try (java.sql.ResultSet rs = ps.executeQuery()) {
-                return rows(rs);
-            }
-        }
+    List<ClaimedRow> claim(Connection c, ClaimTable t, String sql, ClaimFilter filter, long timeoutMillis, int max)
+            throws SQLException {
+        return claimInTwoSteps(c, t, sql, filter, timeoutMillis, max);
     }
 
     @Override

@@ -112,9 +112,9 @@ public final class JdbcClaimStore implements ClaimStore {
     /**
      * Returns the claiming statement exactly as the store runs it, for reviews, {@code EXPLAIN} and
      * benchmarks. Parameters: the filter's values in order, the lock timeout in milliseconds, the
-     * batch size (and on H2 the lock timeout once more). It returns (id, version, lockedAt); on
-     * MariaDB/MySQL it is the transaction's first step and returns (id, version, now), and the
-     * store then updates those rows by key and commits.
+     * batch size. On PostgreSQL and SQLite it is the whole claim and returns (id, version,
+     * lockedAt); on MariaDB/MySQL and H2 it is the first step of a short transaction and returns
+     * (id, version, now), and the store then updates those rows by key and commits.
      *
      * @param dialect the database family
      * @param table the task table

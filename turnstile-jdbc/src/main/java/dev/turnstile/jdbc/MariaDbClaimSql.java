@@ -35,9 +35,6 @@ final class MariaDbClaimSql extends ClaimSql {
                  LIMIT ? FOR UPDATE SKIP LOCKED""";
     }
 
-    /** Step 2: parameters (the now of step 1, key…). */
-    private static final String MARK = "UPDATE %s SET %s = ?, %s = %s + 1 WHERE %s IN (%s)";
-
     /** MariaDB's "/" gives a decimal: DIV keeps integer milliseconds. */
     @Override
     String relockSql() {
@@ -47,60 +44,9 @@ final class MariaDbClaimSql extends ClaimSql {
     }
 
     @Override
-    List<ClaimedRow> claim(Connection c, dev.turnstile.claim.ClaimTable t, String sql, ClaimFilter filter, long timeoutMillis, int max) throws SQLException {
-        boolean auto = c.getAutoCommit();
-        if (auto) {
-            c.setAutoCommit(false);
-        }
-        try {
-            List<Object> keys = new ArrayList<>();
-            List<Long> versions = new ArrayList<>();
-            long now = 0;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                int i = bindFilter(ps, filter);
-                ps.setLong(i++, timeoutMillis);
-                ps.setInt(i, max);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        keys.add(rs.getObject(1));
-                        versions.add(rs.getLong(2));
-                        now = rs.getLong(3);
-                    }
-                }
-            }
-            List<ClaimedRow> out = new ArrayList<>(keys.size());
-            if (!keys.isEmpty()) {
-                try (PreparedStatement ps = c.prepareStatement(markSql(t, keys.size()))) {
-                    ps.setLong(1, now);
-                    for (int k = 0; k < keys.size(); k++) {
-                        ps.setObject(k + 2, keys.get(k));
-                    }
-                    ps.executeUpdate();
-                }
-                for (int k = 0; k < keys.size(); k++) {
-                    out.add(new ClaimedRow(keys.get(k), versions.get(k) + 1, Instant.ofEpochMilli(now)));
-                }
-            }
-            c.commit();
-            return out;
-        } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException ignored) {
-                // the connection goes back to the pool; the database rolls back a broken one
-            }
-            throw e;
-        } finally {
-            if (auto) {
-                c.setAutoCommit(true);
-            }
-        }
-    }
-
-    /** Step 2 for n rows: {@code UPDATE table SET lockedAt = ?, version = version + 1 WHERE id IN (?, …)}. */
-    private static String markSql(dev.turnstile.claim.ClaimTable t, int n) {
-        return MARK.formatted(t.table(), t.lockedAtColumn(), t.versionColumn(), t.versionColumn(), t.idColumn(),
-                String.join(", ", java.util.Collections.nCopies(n, "?")));
+    List<ClaimedRow> claim(Connection c, dev.turnstile.claim.ClaimTable t, String sql, ClaimFilter filter, long timeoutMillis,
+            int max) throws SQLException {
+        return claimInTwoSteps(c, t, sql, filter, timeoutMillis, max);
     }
 
     @Override
