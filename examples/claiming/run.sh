@@ -30,13 +30,12 @@ if [[ ! -f "$here/target/classpath.txt" || -n "$(find "$here/src" "$root/turnsti
   if command -v flock >/dev/null; then flock /tmp/turnstile-mvn.lock "${mvn[@]}"; else "${mvn[@]}"; fi
 fi
 cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
-export JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 main=dev.turnstile.examples.claiming.GatewayDeletion
-java -cp "$cp" "$main" setup "$url" "$gateways"
+java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" "$main" setup "$url" "$gateways"
 pids=()
 for i in $(seq 1 "$workers"); do
-  java -cp "$cp" "$main" worker "$url" "worker-$i" &
+  java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" "$main" worker "$url" "worker-$i" &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
-java -cp "$cp" "$main" report "$url"
+java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$cp" "$main" report "$url"
