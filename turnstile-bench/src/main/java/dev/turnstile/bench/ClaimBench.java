@@ -44,6 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ClaimBench {
     private static final Duration TIMEOUT = Duration.ofMillis(1);
     private static final ClaimFilter DUE = ClaimFilter.where("phase", "Due");
+    /** Cycles that failed (the shared machine's database was restarted by another job); such slices are redone. */
+    private static final AtomicLong ERRORS = new AtomicLong();
     private final StringBuilder report = new StringBuilder();
 
     private ClaimBench() {}
@@ -189,6 +191,17 @@ public final class ClaimBench {
 
     /** Runs cycles on N threads for a while; returns successful cycles per second. */
     private static double measure(Cycle cycle, int threads, long millis) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            long before = ERRORS.get();
+            double r = measureOnce(cycle, threads, millis);
+            if (ERRORS.get() == before || attempt == 5) {
+                return r;
+            }
+            System.err.println("slice had errors; redoing it");
+        }
+    }
+
+    private static double measureOnce(Cycle cycle, int threads, long millis) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             AtomicLong ok = new AtomicLong();
@@ -201,7 +214,14 @@ public final class ClaimBench {
                     start.await();
                     long end = window[1];
                     while (System.nanoTime() < end) {
-                        int n = cycle.run();
+                        int n;
+                        try {
+                            n = cycle.run();
+                        } catch (Exception e) {
+                            ERRORS.incrementAndGet(); // a database restarted under us: the slice is redone
+                            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+                            continue;
+                        }
                         if (n > 0) {
                             ok.addAndGet(n);
                         } else {
@@ -228,6 +248,17 @@ public final class ClaimBench {
      * returns the mean µs per claimed task of each.
      */
     private static double[] alternate(Cycle a, Cycle b, int threads, long millis) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            long before = ERRORS.get();
+            double[] r = alternateOnce(a, b, threads, millis);
+            if (ERRORS.get() == before || attempt == 5) {
+                return r;
+            }
+            System.err.println("slice had errors; redoing it");
+        }
+    }
+
+    private static double[] alternateOnce(Cycle a, Cycle b, int threads, long millis) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             AtomicLong[] nanos = {new AtomicLong(), new AtomicLong()};
@@ -241,7 +272,14 @@ public final class ClaimBench {
                     while (System.nanoTime() < end) {
                         int k = turnA ? 0 : 1;
                         long t0 = System.nanoTime();
-                        int n = (turnA ? a : b).run();
+                        int n;
+                        try {
+                            n = (turnA ? a : b).run();
+                        } catch (Exception e) {
+                            ERRORS.incrementAndGet();
+                            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+                            continue;
+                        }
                         long t = System.nanoTime() - t0;
                         if (n > 0) {
                             nanos[k].addAndGet(t);

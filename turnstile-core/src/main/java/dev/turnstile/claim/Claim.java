@@ -54,7 +54,8 @@ public interface Claim extends AutoCloseable {
     long version();
 
     /**
-     * Returns when the task was claimed (or last kept alive), by the store's clock.
+     * Returns when the task was claimed, by the store's clock (a keep-alive moves the store's
+     * {@code lockedAt} on, not this value).
      *
      * @return the instant
      */

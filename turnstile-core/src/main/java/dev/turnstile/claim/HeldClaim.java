@@ -26,7 +26,7 @@ final class HeldClaim implements Claim {
     private final Object key;
     private final long version;
     private final CompletableFuture<ClaimLoss> lost = new CompletableFuture<>();
-    private volatile Instant lockedAt;
+    private final Instant lockedAt;
     private volatile long deadlineNanos;
     private volatile State state = State.HELD;
     private String endedBy;
@@ -96,7 +96,6 @@ final class HeldClaim implements Claim {
         ClaimOutcome outcome = write("heartbeat", () -> store.heartbeat(key, version), false);
         if (outcome == ClaimOutcome.APPLIED) {
             deadlineNanos = start + claimer.lockTimeout().toNanos() - TaskClaimer.driftMargin(claimer.lockTimeout());
-            lockedAt = Instant.now();
             rearmDeadline();
         }
         return outcome;
