@@ -9,6 +9,7 @@ module="$root/turnstile-bench"
 cd "$root"
 if [[ ! -f "$module/target/classpath.txt" || -n "$(find "$module/src" "$root/turnstile-core/src/main" "$root/turnstile-jdbc/src/main" -newer "$module/target/classpath.txt" -print -quit)" ]]; then
   flock /tmp/turnstile-mvn.lock mvn -o -q -B -pl turnstile-bench -am package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true
+  touch "$module/target/classpath.txt"   # the plugin leaves an unchanged file alone
 fi
 exec nice java -Xmx1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn "$@" \
   -cp "$module/target/classes:$(cat "$module/target/classpath.txt")" dev.turnstile.bench.ClaimBench
