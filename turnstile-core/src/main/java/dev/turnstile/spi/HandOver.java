@@ -13,6 +13,10 @@ import java.util.Optional;
 public record HandOver(boolean released, Optional<Grant> grant) {
 
     /**
+     * Checks the components.
+     *
+     * @param released whether the token held an unexpired lease, which has now ended
+     * @param grant the next holder's grant, if the lock went straight to it
      * @throws IllegalArgumentException if grant is null
      * @throws IllegalArgumentException if a grant is given for a lock that was not released
      */

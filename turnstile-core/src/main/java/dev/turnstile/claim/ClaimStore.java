@@ -1,0 +1,92 @@
+package dev.turnstile.claim;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a store must do for {@link TaskClaimer} (service provider interface). Every method is one
+ * atomic step on the store, judges time by the store's own clock, and writes only if the task's
+ * version still equals the caller's (the guard). Values reach the store as bound parameters or
+ * document values; column names were validated as identifiers by {@link ClaimTable}.
+ *
+ * <p>Errors: {@link dev.turnstile.StoreUnavailableException} when the store cannot be reached or
+ * fails, {@link dev.turnstile.StoreSchemaException} when it is reachable but the table lacks what
+ * claiming needs. "Nothing due" and "claim lost" are results. Implementations must be thread-safe.
+ */
+public interface ClaimStore extends AutoCloseable {
+
+    /**
+     * Returns the table (or collection) this store claims from.
+     *
+     * @return the table description
+     */
+    ClaimTable table();
+
+    /**
+     * Claims up to {@code max} due tasks matching the filter, in {@code lockedAt} then
+     * {@code updatedAt} order: those whose {@code lockedAt} is at or before the store's now minus
+     * {@code lockTimeout}. Sets their {@code lockedAt} to the store's now and raises their version.
+     * Tasks another caller is claiming at the same moment are skipped, not waited for.
+     *
+     * @param filter the filter, already checked against the table
+     * @param max how many at most, at least 1
+     * @param lockTimeout how long a claim holds a task
+     * @return the claimed tasks, possibly none
+     */
+    List<ClaimedRow> claim(ClaimFilter filter, int max, Duration lockTimeout);
+
+    /**
+     * Sets {@code lockedAt} to the store's now (keeps the claim), if the version still matches.
+     *
+     * @param key the task's key, as {@link ClaimedRow#key()} gave it
+     * @param version the claim version
+     * @return {@code true} if written
+     */
+    boolean heartbeat(Object key, long version);
+
+    /**
+     * Ends the claim so the task is due at once: {@code lockedAt} to the epoch, {@code updatedAt}
+     * to the store's now, and the given columns set, if the version still matches.
+     *
+     * @param key the task's key
+     * @param version the claim version
+     * @param values columns to set in the same write (may be empty), values as for filters or null
+     * @return {@code true} if written
+     */
+    boolean unlock(Object key, long version, Map<String, Object> values);
+
+    /**
+     * Ends the claim so the task is due again after a delay of a tenth of the time since its
+     * {@code updatedAt}, at least {@code floor} and at most {@code lockTimeout} (all by the
+     * store's clock), if the version still matches; {@code updatedAt} is left alone.
+     *
+     * @param key the task's key
+     * @param version the claim version
+     * @param floor the shortest delay
+     * @param lockTimeout the lock timeout, also the longest delay
+     * @return {@code true} if written
+     */
+    boolean relock(Object key, long version, Duration floor, Duration lockTimeout);
+
+    /**
+     * Sets the given columns and keeps the claim, if the version still matches.
+     *
+     * @param key the task's key
+     * @param version the claim version
+     * @param values columns to set, not empty
+     * @return {@code true} if written
+     */
+    boolean update(Object key, long version, Map<String, Object> values);
+
+    /**
+     * Returns how the store names itself in messages; no secrets.
+     *
+     * @return the description
+     */
+    String description();
+
+    /** Releases what the store opened itself; a store over the caller's client leaves it open. */
+    @Override
+    void close();
+}

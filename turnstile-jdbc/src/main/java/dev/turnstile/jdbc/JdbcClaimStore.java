@@ -1,0 +1,505 @@
+package dev.turnstile.jdbc;
+
+import dev.turnstile.StoreSchemaException;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.claim.ClaimFilter;
+import dev.turnstile.claim.ClaimStore;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.ClaimedRow;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Work claiming over the user's own SQL table: PostgreSQL, MariaDB 10.6+/MySQL 8, SQLite 3.35+
+ * and H2. A claim is one statement ({@code UPDATE … RETURNING} over a {@code SELECT … FOR UPDATE
+ * SKIP LOCKED}; on MariaDB/MySQL a short transaction of a {@code SELECT … FOR UPDATE SKIP LOCKED}
+ * and an {@code UPDATE}), every later write one {@code UPDATE … WHERE id = ? AND version = ?}, and
+ * time is the database's clock. Each dialect's statements are in one class ({@code
+ * PostgresClaimSql}, {@code MariaDbClaimSql}, {@code SqliteClaimSql}, {@code H2ClaimSql}); print
+ * them with {@link #claimStatement} and the DDL with {@link #createTable}.
+ *
+ * <pre>{@code
+ * ClaimTable table = ClaimTable.builder("gateways").build();
+ * ClaimStore store = JdbcClaimStore.builder(dataSource, table).build();   // checks the table
+ * TaskClaimer claimer = TaskClaimer.builder(store).lockTimeout(Duration.ofMinutes(1)).build();
+ * }</pre>
+ *
+ * <p>The {@code lockedAt}, {@code updatedAt} and version columns hold integers (epoch
+ * milliseconds; {@code BIGINT}). {@link Builder#build()} connects once and checks that the table
+ * has every column and an index that starts with the filter columns and {@code lockedAt}; what is
+ * missing is reported with the statement that adds it.
+ *
+ * <p>A deadlock or serialization failure while claiming is rolled back by the database and
+ * reported as nothing claimed; a guarded write that meets one is retried a few times.
+ */
+public final class JdbcClaimStore implements ClaimStore {
+    private static final Logger log = LoggerFactory.getLogger(JdbcClaimStore.class);
+    private final DataSource dataSource;
+    private final ClaimTable table;
+    private final ClaimSql sql;
+    private final String description;
+    private final String heartbeat;
+    private final String relock;
+    private final Map<ClaimFilter, String> claims = new ConcurrentHashMap<>();
+    private final Map<String, String> writes = new ConcurrentHashMap<>();
+
+    private JdbcClaimStore(Builder b, ClaimSql sql) {
+        this.dataSource = b.dataSource;
+        this.table = b.table;
+        this.sql = sql;
+        this.description = (b.description != null ? b.description : "JDBC " + sql.dialect().id()) + " (table "
+                + table.table() + ")";
+        this.heartbeat = sql.fill(sql.heartbeatSql(), table, "", "");
+        this.relock = sql.fill(sql.relockSql(), table, "", "");
+    }
+
+    /**
+     * Starts a builder over a data source (a pool, preferably) and a task table.
+     *
+     * @param dataSource where connections come from
+     * @param table the task table and its column names
+     * @return a builder
+     * @throws IllegalArgumentException if either is null
+     */
+    public static Builder builder(DataSource dataSource, ClaimTable table) {
+        if (dataSource == null) {
+            throw new IllegalArgumentException("dataSource is null: give the DataSource of the database that holds the "
+                    + "task table");
+        }
+        if (table == null) {
+            throw new IllegalArgumentException("table is null: give ClaimTable.builder(\"tasks\").build()");
+        }
+        return new Builder(dataSource, table);
+    }
+
+    /**
+     * Returns the DDL that creates a task table with the claiming index, idempotent ({@code IF NOT
+     * EXISTS}); statements end with {@code ;}. For a table of your own, add the columns and the
+     * index it shows.
+     *
+     * @param dialect the database family
+     * @param table the task table
+     * @return the DDL
+     * @throws IllegalArgumentException if an argument is null
+     */
+    public static String createTable(SqlDialect dialect, ClaimTable table) {
+        if (dialect == null || table == null) {
+            throw new IllegalArgumentException("dialect and table are required");
+        }
+        return ClaimSql.of(dialect).createTable(table);
+    }
+
+    /**
+     * Returns the claiming statement exactly as the store runs it, for reviews, {@code EXPLAIN} and
+     * benchmarks. Parameters: the filter's values in order, the lock timeout in milliseconds, the
+     * batch size. On PostgreSQL and SQLite it is the whole claim and returns (id, version,
+     * lockedAt); on MariaDB/MySQL and H2 it is the first step of a short transaction and returns
+     * (id, version, now), and the store then updates those rows by key and commits.
+     *
+     * @param dialect the database family
+     * @param table the task table
+     * @param filter the filter whose columns the statement tests
+     * @return the SQL
+     * @throws IllegalArgumentException if an argument is null or the filter is not allowed by the table
+     */
+    public static String claimStatement(SqlDialect dialect, ClaimTable table, ClaimFilter filter) {
+        if (dialect == null || table == null || filter == null) {
+            throw new IllegalArgumentException("dialect, table and filter are required");
+        }
+        ClaimSql s = ClaimSql.of(dialect);
+        return s.fill(s.claimSql(), table, ClaimSql.filterClause(filter), "");
+    }
+
+    @Override
+    public ClaimTable table() {
+        return table;
+    }
+
+    @Override
+    public List<ClaimedRow> claim(ClaimFilter filter, int max, Duration lockTimeout) {
+        String statement = claims.computeIfAbsent(filter.columns().isEmpty() ? ClaimFilter.all() : shape(filter),
+                f -> sql.fill(sql.claimSql(), table, ClaimSql.filterClause(f), ""));
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection()) {
+                try {
+                    List<ClaimedRow> rows = sql.claim(c, table, statement, filter, lockTimeout.toMillis(), max);
+                    commitIfNeeded(c);
+                    return rows;
+                } catch (SQLException e) {
+                    rollbackQuietly(c);
+                    Dialect d = sql.dialect();
+                    if (d.isLockWaitTimeout(e)) {
+                        return List.of();
+                    }
+                    if (!d.isTransientConflict(e) && !isSqliteBusy(e)) {
+                        throw e;
+                    }
+                    if (attempt == JdbcLockStore.CONFLICT_ATTEMPTS) {
+                        log.debug("claim on {}: {} attempts met a conflict ({}): nothing claimed", description, attempt,
+                                e.toString());
+                        return List.of();
+                    }
+                }
+            } catch (SQLException e) {
+                throw translate("claim tasks", e);
+            }
+            pause(attempt);
+        }
+    }
+
+    /** One cached statement per set of filter columns: the values do not change the SQL. */
+    private static ClaimFilter shape(ClaimFilter f) {
+        ClaimFilter out = ClaimFilter.all();
+        for (String c : f.columns()) {
+            out = out.and(c, "");
+        }
+        return out;
+    }
+
+    @Override
+    public boolean heartbeat(Object key, long version) {
+        return write("keep task '" + key + "' claimed", heartbeat, List.of(), key, version);
+    }
+
+    @Override
+    public boolean unlock(Object key, long version, Map<String, Object> values) {
+        String statement = writes.computeIfAbsent("unlock:" + String.join(",", values.keySet()),
+                k -> sql.fill(sql.unlockSql(), table, "", ClaimSql.setClause(values)));
+        return write("unlock task '" + key + "'", statement, new ArrayList<>(values.values()), key, version);
+    }
+
+    @Override
+    public boolean relock(Object key, long version, Duration floor, Duration lockTimeout) {
+        List<Object> params = List.of(lockTimeout.toMillis(), lockTimeout.toMillis(), floor.toMillis());
+        return write("relock task '" + key + "'", relock, params, key, version);
+    }
+
+    @Override
+    public boolean update(Object key, long version, Map<String, Object> values) {
+        String statement = writes.computeIfAbsent("update:" + String.join(",", values.keySet()),
+                k -> sql.fill(sql.updateSql(), table, "", ClaimSql.setClause(values).replaceAll(", $", "")));
+        return write("update task '" + key + "'", statement, new ArrayList<>(values.values()), key, version);
+    }
+
+    private boolean write(String what, String statement, List<Object> params, Object key, long version) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(statement)) {
+                int i = 1;
+                for (Object p : params) {
+                    ps.setObject(i++, p);
+                }
+                ps.setObject(i++, key);
+                ps.setLong(i, version);
+                try {
+                    int rows = ps.executeUpdate();
+                    commitIfNeeded(c);
+                    return rows == 1;
+                } catch (SQLException e) {
+                    rollbackQuietly(c);
+                    if (attempt == JdbcLockStore.CONFLICT_ATTEMPTS
+                            || !(sql.dialect().isTransientConflict(e) || isSqliteBusy(e))) {
+                        throw e;
+                    }
+                }
+            } catch (SQLException e) {
+                throw translate(what, e);
+            }
+            pause(attempt);
+        }
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    /** The data source belongs to the caller: nothing to close. */
+    @Override
+    public void close() {
+        // nothing owned
+    }
+
+    private static void pause(int attempt) {
+        long maxMicros = 1000L << attempt;
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(ThreadLocalRandom.current().nextLong(maxMicros / 4, maxMicros + 1)));
+    }
+
+    private boolean isSqliteBusy(SQLException e) {
+        return sql instanceof SqliteClaimSql && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
+    }
+
+    private static void commitIfNeeded(Connection c) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.commit();
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+            }
+        } catch (SQLException ignored) {
+            // the connection is going back to the pool anyway
+        }
+    }
+
+    private StoreUnavailableException translate(String what, SQLException e) {
+        if (sql.dialect().isMissingTable(e)) {
+            return new StoreSchemaException("cannot " + what + ": the task table '" + table.table() + "' does not exist in "
+                    + description + ". Create it with:\n" + sql.createTable(table), e);
+        }
+        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
+                + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
+    }
+
+    // ---- the check at construction -------------------------------------------------------------
+
+    private void validate(boolean create) {
+        try (Connection c = dataSource.getConnection()) {
+            if (create) {
+                try (Statement st = c.createStatement()) {
+                    for (String ddl : statements(sql.createTable(table))) {
+                        st.execute(ddl);
+                    }
+                }
+                commitIfNeeded(c);
+            }
+            DatabaseMetaData md = c.getMetaData();
+            String[] parts = splitTable(c);
+            Map<String, String> columns = columns(md, parts);
+            if (columns.isEmpty()) {
+                throw new StoreSchemaException("the task table '" + table.table() + "' does not exist in " + description
+                        + " (or has no columns this connection can see). Create it with:\n" + sql.createTable(table)
+                        + "\nor build the store with createTableIfMissing(true)", null);
+            }
+            List<String> problems = new ArrayList<>();
+            List<String> fixes = new ArrayList<>();
+            for (String col : table.columns()) {
+                if (!columns.containsKey(col.toLowerCase(Locale.ROOT))) {
+                    problems.add("no column '" + col + "'");
+                    fixes.add(sql.addColumnSql(table, col) + ";");
+                }
+            }
+            for (String col : List.of(table.lockedAtColumn(), table.updatedAtColumn(), table.versionColumn())) {
+                String type = columns.get(col.toLowerCase(Locale.ROOT));
+                if (type != null && !isInteger(type)) {
+                    problems.add("column '" + col + "' is " + type + ", not an integer: claiming stores epoch milliseconds "
+                            + "and versions as BIGINT");
+                    fixes.add("-- change " + col + " to BIGINT (epoch milliseconds), for example with a new column and a copy");
+                }
+            }
+            if (problems.isEmpty() && !hasClaimIndex(md, parts)) {
+                problems.add("no index that starts with the filter columns " + table.filterColumns() + " and then '"
+                        + table.lockedAtColumn() + "' (without it every claim reads the whole table)");
+                fixes.add(sql.createIndexSql(table) + ";");
+            }
+            if (!problems.isEmpty()) {
+                throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
+                        + " cannot be claimed from: " + String.join("; ", problems) + ". Add what is missing with:\n"
+                        + String.join("\n", fixes), null);
+            }
+        } catch (SQLException e) {
+            throw translate("check the task table", e);
+        }
+    }
+
+    private static boolean isInteger(String type) {
+        String t = type.toLowerCase(Locale.ROOT);
+        return t.contains("int") || t.equals("numeric") || t.equals("decimal") || t.equals("number");
+    }
+
+    /** Catalog, schema and table as the metadata calls want them. */
+    private String[] splitTable(Connection c) throws SQLException {
+        String name = table.table();
+        int dot = name.indexOf('.');
+        String schema = dot < 0 ? null : name.substring(0, dot);
+        String bare = dot < 0 ? name : name.substring(dot + 1);
+        String catalog = null;
+        if (sql instanceof MariaDbClaimSql) {
+            catalog = schema != null ? schema : c.getCatalog(); // MySQL's schemas are catalogs
+            schema = null;
+        } else if (sql instanceof PostgresClaimSql && schema == null) {
+            schema = c.getSchema();
+        }
+        return new String[] {catalog, schema, bare};
+    }
+
+    /** Lower-case column name to type name; tries the name as given, lower and upper case (H2 folds up). */
+    private static Map<String, String> columns(DatabaseMetaData md, String[] p) throws SQLException {
+        for (String[] variant : variants(p)) {
+            Map<String, String> out = new TreeMap<>();
+            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+                while (rs.next()) {
+                    out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT), rs.getString("TYPE_NAME"));
+                }
+            }
+            if (!out.isEmpty()) {
+                return out;
+            }
+        }
+        return Map.of();
+    }
+
+    private boolean hasClaimIndex(DatabaseMetaData md, String[] p) throws SQLException {
+        for (String[] variant : variants(p)) {
+            Map<String, TreeMap<Integer, String>> indexes = new LinkedHashMap<>();
+            try (ResultSet rs = md.getIndexInfo(variant[0], variant[1], variant[2], false, true)) {
+                while (rs.next()) {
+                    String index = rs.getString("INDEX_NAME");
+                    String column = rs.getString("COLUMN_NAME");
+                    if (index != null && column != null) {
+                        indexes.computeIfAbsent(index, k -> new TreeMap<>())
+                                .put((int) rs.getShort("ORDINAL_POSITION"), column.toLowerCase(Locale.ROOT));
+                    }
+                }
+            }
+            Set<String> filters = new LinkedHashSet<>();
+            table.filterColumns().forEach(f -> filters.add(f.toLowerCase(Locale.ROOT)));
+            for (TreeMap<Integer, String> idx : indexes.values()) {
+                List<String> cols = new ArrayList<>(idx.values());
+                if (cols.size() > filters.size() && Set.copyOf(cols.subList(0, filters.size())).equals(filters)
+                        && cols.get(filters.size()).equals(table.lockedAtColumn().toLowerCase(Locale.ROOT))) {
+                    return true;
+                }
+            }
+            if (!indexes.isEmpty()) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private static List<String[]> variants(String[] p) {
+        List<String[]> out = new ArrayList<>();
+        out.add(p);
+        out.add(new String[] {p[0], p[1] == null ? null : p[1].toLowerCase(Locale.ROOT), p[2].toLowerCase(Locale.ROOT)});
+        out.add(new String[] {p[0], p[1] == null ? null : p[1].toUpperCase(Locale.ROOT), p[2].toUpperCase(Locale.ROOT)});
+        return out;
+    }
+
+    /** The DDL script's statements, without comment lines. */
+    static List<String> statements(String script) {
+        List<String> out = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : script.split("\n")) {
+            if (line.strip().startsWith("--")) {
+                continue;
+            }
+            current.append(line).append('\n');
+            if (line.strip().endsWith(";")) {
+                String s = current.toString().strip();
+                out.add(s.substring(0, s.length() - 1));
+                current.setLength(0);
+            }
+        }
+        if (!current.toString().isBlank()) {
+            out.add(current.toString().strip());
+        }
+        return out;
+    }
+
+    /** Builds a {@link JdbcClaimStore}. Not thread-safe. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private final ClaimTable table;
+        private SqlDialect dialect;
+        private boolean createTable;
+        private String description;
+
+        private Builder(DataSource dataSource, ClaimTable table) {
+            this.dataSource = dataSource;
+            this.table = table;
+        }
+
+        /**
+         * Sets the dialect instead of detecting it from the database.
+         *
+         * @param dialect the dialect
+         * @return this builder
+         * @throws IllegalArgumentException if {@code dialect} is null
+         */
+        public Builder dialect(SqlDialect dialect) {
+            if (dialect == null) {
+                throw new IllegalArgumentException("dialect is null: give one of the SqlDialect constants, or do not set "
+                        + "it to detect it from the database");
+            }
+            this.dialect = dialect;
+            return this;
+        }
+
+        /**
+         * Creates the task table and its index at build time if missing, with the DDL of
+         * {@link JdbcClaimStore#createTable}. Default off: the table is usually the application's.
+         *
+         * @param create {@code true} to create it
+         * @return this builder
+         */
+        public Builder createTableIfMissing(boolean create) {
+            this.createTable = create;
+            return this;
+        }
+
+        /**
+         * Sets how the store names itself in messages and logs. Must not contain secrets.
+         *
+         * @param description for example {@code postgresql://db:5432/app}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code description} is null
+         */
+        public Builder description(String description) {
+            if (description == null) {
+                throw new IllegalArgumentException("description is null: give a text that names the database without "
+                        + "secrets, or do not set it");
+            }
+            this.description = description;
+            return this;
+        }
+
+        /**
+         * Connects once, detects the dialect if it was not set, creates the table if asked, and
+         * checks that the table has what claiming needs.
+         *
+         * @return the store
+         * @throws StoreSchemaException if the table is missing, lacks a column, has a time or
+         *     version column that is not an integer, or lacks the claiming index; the message gives
+         *     the statements that add what is missing
+         * @throws StoreUnavailableException if the database cannot be reached
+         * @throws IllegalArgumentException if the database is not supported
+         */
+        public JdbcClaimStore build() {
+            SqlDialect d = dialect;
+            if (d == null) {
+                try (Connection c = dataSource.getConnection()) {
+                    d = SqlDialect.detect(c.getMetaData());
+                } catch (SQLException e) {
+                    throw new StoreUnavailableException("cannot connect to detect the database for task table '"
+                            + table.table() + "': " + e.getMessage(), e);
+                }
+            }
+            JdbcClaimStore store = new JdbcClaimStore(this, ClaimSql.of(d));
+            store.validate(createTable);
+            return store;
+        }
+    }
+}

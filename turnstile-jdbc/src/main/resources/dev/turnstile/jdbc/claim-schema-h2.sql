@@ -1,0 +1,11 @@
+-- A task table for Turnstile's work claiming, H2. Times are epoch milliseconds by the database
+-- clock; locked_at = 0 means free. Insert tasks with updated_at = the insert time.
+CREATE TABLE IF NOT EXISTS {table} (
+    {id} VARCHAR(64) NOT NULL PRIMARY KEY,
+    {phase} VARCHAR(64) NOT NULL,{extraFilterColumns}
+    {lockedAt} BIGINT NOT NULL DEFAULT 0,
+    {updatedAt} BIGINT NOT NULL DEFAULT 0,
+    {version} BIGINT NOT NULL DEFAULT 0
+);
+-- One index range, in claim order: a claim costs O(log n).
+CREATE INDEX IF NOT EXISTS {indexName} ON {table} ({filters}, {lockedAt}, {updatedAt});

@@ -1,0 +1,139 @@
+package dev.turnstile.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.turnstile.StoreSchemaException;
+import dev.turnstile.claim.ClaimFilter;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.TaskClaimer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Bad input and the schema check at construction. */
+class JdbcClaimSchemaTest {
+
+    private static String url(String db) {
+        return switch (db) {
+            case "postgresql" -> TestDatabases.POSTGRES;
+            case "mariadb" -> TestDatabases.MARIADB;
+            case "sqlite" -> SqliteClaimTest.URL;
+            case "h2" -> "jdbc:h2:mem:claimschema;DB_CLOSE_DELAY=-1";
+            default -> throw new IllegalArgumentException(db);
+        };
+    }
+
+    private static String name() {
+        return "claims_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    private static void exec(String url, String... sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+            for (String s : sql) {
+                st.execute(s);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void missingTableColumnAndIndexAreNamedWithTheirFix(String db) throws Exception {
+        String url = url(db);
+        String table = name();
+        ClaimTable t = ClaimTable.builder(table).build();
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("does not exist").hasMessageContaining("CREATE TABLE IF NOT EXISTS " + table);
+            exec(url, "CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), updated_at BIGINT)");
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("no column 'locked_at'").hasMessageContaining("no column 'claim_version'")
+                    .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN locked_at BIGINT NOT NULL DEFAULT 0");
+            exec(url, "ALTER TABLE " + table + " ADD COLUMN locked_at BIGINT NOT NULL DEFAULT 0",
+                    "ALTER TABLE " + table + " ADD COLUMN claim_version BIGINT NOT NULL DEFAULT 0");
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("no index that starts with the filter columns [phase] and then 'locked_at'")
+                    .hasMessageContaining("CREATE INDEX " + table + "_claim_idx ON " + table + " (phase, locked_at, updated_at)");
+            exec(url, "CREATE INDEX " + table + "_claim_idx ON " + table + " (phase, locked_at, updated_at)");
+            assertThat(JdbcClaimStore.builder(pool, t).build().table()).isEqualTo(t);
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
+    @Test
+    void timeColumnThatIsNotAnIntegerIsRejected() throws Exception {
+        String url = TestDatabases.POSTGRES;
+        String table = name();
+        exec(url, "CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), locked_at TIMESTAMP, "
+                + "updated_at BIGINT, claim_version BIGINT)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(table).build()).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("column 'locked_at' is timestamp, not an integer");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
+    @Test
+    void namesThatAreNotIdentifiersAreRejected() {
+        assertThatThrownBy(() -> ClaimTable.builder("tasks; DROP TABLE x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not an identifier");
+        assertThatThrownBy(() -> ClaimTable.builder("tasks").lockedAtColumn("locked at"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockedAt column 'locked at' is not an identifier");
+        assertThatThrownBy(() -> ClaimTable.builder("tasks").filterColumns("phase'--"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("filter column 'phase'--' is not an identifier");
+        assertThatThrownBy(() -> ClaimFilter.where("1phase", "x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not an identifier");
+        assertThatThrownBy(() -> ClaimFilter.where("phase", new Object()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("give a String, Integer, Long or Boolean");
+        assertThatThrownBy(() -> ClaimFilter.where("phase", null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is null");
+        assertThatThrownBy(() -> ClaimTable.builder("tasks").lockedAtColumn("updated_at").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("two roles");
+    }
+
+    @Test
+    void timeoutsOfZeroOrLessAreRejected() throws Exception {
+        String url = url("h2");
+        ClaimTable t = ClaimTable.builder(name()).build();
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            JdbcClaimStore store = JdbcClaimStore.builder(pool, t).createTableIfMissing(true).build();
+            assertThatThrownBy(() -> TaskClaimer.builder(store).lockTimeout(Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock timeout is PT0S: it must be positive");
+            assertThatThrownBy(() -> TaskClaimer.builder(store).lockTimeout(Duration.ofSeconds(-5)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be positive");
+            assertThatThrownBy(() -> TaskClaimer.builder(store).lockTimeout(null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is null");
+            assertThatThrownBy(() -> TaskClaimer.builder(store).lockTimeout(Duration.ofSeconds(1)).relockFloor(Duration.ofSeconds(2)).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("longer than the lock timeout");
+            assertThatThrownBy(() -> TaskClaimer.builder(store).lockTimeout(Duration.ofSeconds(1)).keepAlive(Duration.ofSeconds(1)).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not shorter than the lock timeout");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + t.table());
+        }
+    }
+
+    @Test
+    void ddlAndClaimStatementArePrintable() {
+        ClaimTable t = ClaimTable.builder("gateways").phaseColumn("state").filterColumns("region").build();
+        for (SqlDialect d : new SqlDialect[] {SqlDialect.POSTGRESQL, SqlDialect.MARIADB, SqlDialect.SQLITE, SqlDialect.H2}) {
+            assertThat(JdbcClaimStore.createTable(d, t)).contains("gateways_claim_idx").contains("(state, region, locked_at, updated_at)")
+                    .contains("region").doesNotContain("{");
+            assertThat(JdbcClaimStore.claimStatement(d, t, ClaimFilter.where("state", "Deleting").and("region", "eu")))
+                    .contains("state = ? AND region = ? AND locked_at <=").contains("ORDER BY locked_at, updated_at");
+        }
+        assertThat(JdbcClaimStore.claimStatement(SqlDialect.POSTGRESQL, t, ClaimFilter.where("state", "x")))
+                .contains("FOR UPDATE SKIP LOCKED").contains("RETURNING id, claim_version, locked_at");
+    }
+}

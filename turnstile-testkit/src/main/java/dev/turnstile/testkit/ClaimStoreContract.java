@@ -1,0 +1,381 @@
+package dev.turnstile.testkit;
+
+import static dev.turnstile.testkit.TestTiming.ms;
+import static dev.turnstile.testkit.TestTiming.sleep;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.turnstile.claim.Claim;
+import dev.turnstile.claim.ClaimFilter;
+import dev.turnstile.claim.ClaimLoss;
+import dev.turnstile.claim.ClaimOutcome;
+import dev.turnstile.claim.ClaimStore;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.TaskClaimer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link ClaimStore} must pass. A store's test extends it and supplies a store
+ * over a fresh task table, and ways to insert and read tasks. Each test uses its own table (a
+ * random name), so tests running at the same time on the same server do not meet. Durations scale
+ * with {@code -Dturnstile.test.timeScale}.
+ */
+public abstract class ClaimStoreContract {
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final List<ClaimTable> tables = new ArrayList<>();
+
+    /**
+     * Returns a new, independent store client over {@code table}, creating the table (and its
+     * index) if it does not exist. Two calls stand for two processes.
+     *
+     * @param table the task table, default column names
+     * @return a store client; the suite closes it after the test
+     */
+    protected abstract ClaimStore newStore(ClaimTable table);
+
+    /**
+     * Inserts free tasks ({@code lockedAt} at the epoch, version 0).
+     *
+     * @param table the task table
+     * @param phase their phase
+     * @param updatedAtMillis their {@code updatedAt}, epoch milliseconds
+     * @param ids their keys
+     */
+    protected abstract void insertTasks(ClaimTable table, String phase, long updatedAtMillis, List<String> ids);
+
+    /**
+     * Reads a task's phase.
+     *
+     * @param table the task table
+     * @param id the key
+     * @return the phase
+     */
+    protected abstract String phaseOf(ClaimTable table, String id);
+
+    /**
+     * Reads a task's {@code lockedAt}.
+     *
+     * @param table the task table
+     * @param id the key
+     * @return epoch milliseconds
+     */
+    protected abstract long lockedAtOf(ClaimTable table, String id);
+
+    /**
+     * Drops a table the suite made. The default does nothing.
+     *
+     * @param table the task table
+     */
+    protected void dropTable(ClaimTable table) {}
+
+    /**
+     * Returns a fresh table description with a random name.
+     *
+     * @return the table
+     */
+    protected ClaimTable freshTable() {
+        ClaimTable t = ClaimTable.builder("claim_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12)).build();
+        tables.add(t);
+        return t;
+    }
+
+    /**
+     * Opens a store and a claimer over it, both closed after the test.
+     *
+     * @param table the task table
+     * @param timeout the lock timeout
+     * @param configure more settings, or null
+     * @return the claimer
+     */
+    protected TaskClaimer claimer(ClaimTable table, Duration timeout, java.util.function.UnaryOperator<TaskClaimer.Builder> configure) {
+        ClaimStore store = newStore(table);
+        opened.add(store);
+        TaskClaimer.Builder b = TaskClaimer.builder(store).lockTimeout(timeout);
+        TaskClaimer c = (configure == null ? b : configure.apply(b)).build();
+        opened.add(0, c);
+        return c;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : opened) {
+            c.close();
+        }
+        opened.clear();
+        for (ClaimTable t : tables) {
+            dropTable(t);
+        }
+        tables.clear();
+    }
+
+    private static List<String> ids(String prefix, int n) {
+        return IntStream.range(0, n).mapToObj(i -> prefix + i).collect(Collectors.toList());
+    }
+
+    @Test
+    @DisplayName("a claimed task is not claimed again until the lock timeout has passed, then with a higher version")
+    void claimHoldsUntilTimeout() {
+        ClaimTable t = freshTable();
+        TaskClaimer a = claimer(t, ms(600), null);
+        TaskClaimer b = claimer(t, ms(600), null);
+        insertTasks(t, "Deleting", System.currentTimeMillis(), List.of("g1"));
+        Claim first = a.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(first.id()).isEqualTo("g1");
+        assertThat(first.isHeld()).isTrue();
+        assertThat(b.claimNext(ClaimFilter.where("phase", "Deleting"))).isEmpty();
+        sleep(800);
+        Claim second = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(second.version()).isGreaterThan(first.version());
+        assertThat(first.isHeld()).isFalse();
+    }
+
+    @Test
+    @DisplayName("claims follow lockedAt then updatedAt, and only tasks that match the filter")
+    void orderAndFilter() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        long now = System.currentTimeMillis();
+        insertTasks(t, "Deleting", now - 1000, List.of("b"));
+        insertTasks(t, "Deleting", now - 3000, List.of("a"));
+        insertTasks(t, "Deleting", now - 500, List.of("c"));
+        insertTasks(t, "Creating", now - 9000, List.of("x"));
+        List<String> order = new ArrayList<>();
+        Optional<Claim> next;
+        while ((next = c.claimNext(ClaimFilter.where("phase", "Deleting"))).isPresent()) {
+            order.add(next.get().id());
+        }
+        assertThat(order).containsExactly("a", "b", "c");
+        assertThat(c.claimNext(ClaimFilter.where("phase", "Creating")).orElseThrow().id()).isEqualTo("x");
+    }
+
+    @Test
+    @DisplayName("a batch claims up to N distinct tasks in one step")
+    void batch() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        insertTasks(t, "Deleting", System.currentTimeMillis(), ids("t", 10));
+        List<Claim> first = c.claim(ClaimFilter.where("phase", "Deleting"), 4);
+        List<Claim> rest = c.claim(ClaimFilter.where("phase", "Deleting"), 100);
+        assertThat(first).hasSize(4);
+        assertThat(rest).hasSize(6);
+        Set<String> all = new HashSet<>();
+        first.forEach(x -> all.add(x.id()));
+        rest.forEach(x -> all.add(x.id()));
+        assertThat(all).hasSize(10);
+        assertThat(c.claim(ClaimFilter.where("phase", "Deleting"), 100)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("unlock makes the task due at once; moveTo sets the phase and makes it due at once in the new phase")
+    void unlockAndMoveTo() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        insertTasks(t, "Deleting", System.currentTimeMillis(), List.of("g"));
+        Claim claim = c.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(claim.unlock()).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(lockedAtOf(t, "g")).isZero();
+        assertThatThrownBy(claim::unlock).isInstanceOf(IllegalStateException.class).hasMessageContaining("already ended");
+        Claim again = c.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(again.moveTo("Deleted")).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(phaseOf(t, "g")).isEqualTo("Deleted");
+        assertThat(c.claimNext(ClaimFilter.where("phase", "Deleting"))).isEmpty();
+        assertThat(c.claimNext(ClaimFilter.where("phase", "Deleted"))).isPresent();
+    }
+
+    @Test
+    @DisplayName("a stalled worker's late writes are rejected as LOST once another worker claimed the task")
+    void stalledWorkerRejected() throws Exception {
+        ClaimTable t = freshTable();
+        TaskClaimer a = claimer(t, ms(400), null);
+        TaskClaimer b = claimer(t, ms(400), null);
+        insertTasks(t, "Deleting", System.currentTimeMillis(), List.of("g"));
+        Claim stalled = a.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        var loss = stalled.lost().toCompletableFuture();
+        sleep(600);
+        Claim fresh = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(stalled.update(Map.of("phase", "StaleWrite"))).isEqualTo(ClaimOutcome.LOST);
+        assertThat(stalled.moveTo("StaleDone")).isEqualTo(ClaimOutcome.LOST);
+        assertThat(stalled.unlock()).isEqualTo(ClaimOutcome.LOST);
+        assertThat(phaseOf(t, "g")).isEqualTo("Deleting");
+        ClaimLoss l = loss.get(5, TimeUnit.SECONDS);
+        assertThat(l.id()).isEqualTo("g");
+        assertThat(fresh.moveTo("Deleted")).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(phaseOf(t, "g")).isEqualTo("Deleted");
+    }
+
+    @Test
+    @DisplayName("relock: due after a tenth of the time waited since updatedAt, clamped between the floor and the timeout")
+    void relockBackoff() {
+        ClaimTable t = freshTable();
+        Duration timeout = Duration.ofMinutes(1);
+        TaskClaimer c = claimer(t, timeout, b -> b.relockFloor(Duration.ofSeconds(1)));
+        long now = System.currentTimeMillis();
+        insertTasks(t, "Waiting", now - 50_000, List.of("tenth"));
+        insertTasks(t, "Waiting", now, List.of("floor"));
+        insertTasks(t, "Waiting", now - 10L * 24 * 3600 * 1000, List.of("ceiling"));
+        Map<String, Long> expected = Map.of("tenth", 5_000L, "floor", 1_000L, "ceiling", timeout.toMillis());
+        for (Claim claim : c.claim(ClaimFilter.where("phase", "Waiting"), 3)) {
+            long before = System.currentTimeMillis();
+            assertThat(claim.relock()).isEqualTo(ClaimOutcome.APPLIED);
+            long after = System.currentTimeMillis();
+            long due = lockedAtOf(t, claim.id()) + timeout.toMillis();
+            long delay = expected.get(claim.id());
+            assertThat(due).as("due time of %s", claim.id()).isBetween(before + delay - 1500, after + delay + 1500);
+        }
+        assertThat(c.claimNext(ClaimFilter.where("phase", "Waiting"))).isEmpty();
+    }
+
+    @Test
+    @DisplayName("relock at the floor: the task is not due before the floor, and is due after it")
+    void relockFloorSpacing() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, ms(5000), b -> b.relockFloor(ms(500)));
+        insertTasks(t, "Waiting", System.currentTimeMillis(), List.of("w"));
+        List<Long> claimedAt = new ArrayList<>();
+        long start = System.nanoTime();
+        while (claimedAt.size() < 3 && System.nanoTime() - start < ms(5000).toNanos()) {
+            Optional<Claim> claim = c.claimNext(ClaimFilter.where("phase", "Waiting"));
+            if (claim.isPresent()) {
+                claimedAt.add(System.nanoTime());
+                claim.get().relock();
+            }
+            sleep(20);
+        }
+        assertThat(claimedAt).hasSize(3);
+        for (int i = 1; i < claimedAt.size(); i++) {
+            long gapMs = (claimedAt.get(i) - claimedAt.get(i - 1)) / 1_000_000;
+            assertThat(gapMs).as("gap between retries").isBetween(ms(450).toMillis(), ms(1500).toMillis());
+        }
+    }
+
+    @Test
+    @DisplayName("keep-alive holds a claim past the lock timeout; without it the loss is reported at the deadline")
+    void keepAliveAndLoss() throws Exception {
+        ClaimTable t = freshTable();
+        TaskClaimer kept = claimer(t, ms(600), b -> b.keepAlive(ms(150)));
+        TaskClaimer other = claimer(t, ms(600), null);
+        insertTasks(t, "Long", System.currentTimeMillis(), List.of("k", "u"));
+        Claim held = kept.claimNext(ClaimFilter.where("phase", "Long")).orElseThrow();
+        Claim unkept = other.claimNext(ClaimFilter.where("phase", "Long")).orElseThrow();
+        var loss = unkept.lost().toCompletableFuture();
+        sleep(1500);
+        assertThat(held.isHeld()).isTrue();
+        assertThat(unkept.isHeld()).isFalse();
+        assertThat(loss.get(5, TimeUnit.SECONDS).reason()).contains("lock timeout passed");
+        Claim retaken = other.claimNext(ClaimFilter.where("phase", "Long")).orElseThrow();
+        assertThat(retaken.id()).isEqualTo(unkept.id());
+        assertThat(unkept.heartbeat()).isEqualTo(ClaimOutcome.LOST);
+        assertThat(held.moveTo("Done")).isEqualTo(ClaimOutcome.APPLIED);
+    }
+
+    @Test
+    @DisplayName("close() relocks a claim the step did not end, so a failed step is retried after the backoff")
+    void closeRelocks() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), b -> b.relockFloor(ms(300)));
+        insertTasks(t, "Deleting", System.currentTimeMillis(), List.of("g"));
+        try (Claim claim = c.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow()) {
+            assertThat(claim.isHeld()).isTrue();
+        }
+        assertThat(c.claimNext(ClaimFilter.where("phase", "Deleting"))).isEmpty();
+        await().atMost(ms(3000)).until(() -> c.claimNext(ClaimFilter.where("phase", "Deleting")).isPresent());
+    }
+
+    @Test
+    @DisplayName("bad input: an undeclared filter column, a bad batch size, a bad column in a write")
+    void badInput() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        assertThatThrownBy(() -> c.claimNext(ClaimFilter.where("tenant", "x")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a filter column");
+        assertThatThrownBy(() -> c.claim(ClaimFilter.all(), 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 1 and");
+        assertThatThrownBy(() -> c.claimNext(null)).isInstanceOf(IllegalArgumentException.class);
+        insertTasks(t, "P", System.currentTimeMillis(), List.of("g"));
+        Claim claim = c.claimNext(ClaimFilter.all()).orElseThrow();
+        assertThatThrownBy(() -> claim.update(Map.of("phase; DROP TABLE x", "y")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not an identifier");
+        assertThatThrownBy(() -> claim.update(Map.of("locked_at", 5L)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("claiming writes it itself");
+        assertThat(claim.unlock()).isEqualTo(ClaimOutcome.APPLIED);
+    }
+
+    @Test
+    @DisplayName("many tasks, many workers: no task is worked by two workers at once, every step applied once")
+    void manyWorkersNoOverlap() throws Exception {
+        ClaimTable t = freshTable();
+        int tasks = 60;
+        int workers = 8;
+        List<String> phases = List.of("Releasing", "DeletingRecords", "MarkingDeleted", "Deleted");
+        List<TaskClaimer> claimers = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            claimers.add(claimer(t, ms(10_000), null));
+        }
+        insertTasks(t, phases.get(0), System.currentTimeMillis(), ids("task", tasks));
+        Map<String, AtomicInteger> inside = new ConcurrentHashMap<>();
+        Map<String, AtomicInteger> steps = new ConcurrentHashMap<>();
+        AtomicInteger overlaps = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(workers);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (TaskClaimer claimer : claimers) {
+                running.add(pool.submit(() -> {
+                    int idle = 0;
+                    while (idle < 30) {
+                        boolean worked = false;
+                        for (int p = 0; p < phases.size() - 1; p++) {
+                            int batch = 1 + ThreadLocalRandom.current().nextInt(3);
+                            for (Claim claim : claimer.claim(ClaimFilter.where("phase", phases.get(p)), batch)) {
+                                worked = true;
+                                AtomicInteger in = inside.computeIfAbsent(claim.id(), k -> new AtomicInteger());
+                                if (in.incrementAndGet() > 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                java.util.concurrent.locks.LockSupport.parkNanos(300_000); // the "work"
+                                in.decrementAndGet();
+                                if (claim.moveTo(phases.get(p + 1)) == ClaimOutcome.APPLIED) {
+                                    steps.computeIfAbsent(claim.id(), k -> new AtomicInteger()).incrementAndGet();
+                                }
+                            }
+                        }
+                        idle = worked ? 0 : idle + 1;
+                        if (!worked) {
+                            sleep(5);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : running) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(overlaps).hasValue(0);
+        for (String id : ids("task", tasks)) {
+            assertThat(phaseOf(t, id)).as("phase of %s", id).isEqualTo("Deleted");
+            assertThat(steps.get(id)).as("steps of %s", id).hasValue(phases.size() - 1);
+        }
+    }
+}
