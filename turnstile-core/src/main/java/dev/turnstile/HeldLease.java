@@ -335,7 +335,6 @@ final class HeldLease implements Lease {
         log.warn("lease on lock '{}' (fence {}) is lost: {}", name, grant.fence(), reason);
         turnstile.forget(this);
         keeper.execute(() -> {
-            turnstile.listeners.lost(loss);
             lost.complete(loss);
             options.onLost().ifPresent(callback -> {
                 try {
@@ -344,6 +343,7 @@ final class HeldLease implements Lease {
                     log.error("onLost callback for lock '{}' threw", name, e);
                 }
             });
+            turnstile.listeners.lost(loss); // after the holder's own hooks: stopping the work comes first
         });
         return loss;
     }

@@ -37,8 +37,8 @@ public interface TurnstileListener {
 
     /**
      * Called once when a lease held by this client is lost (renewal refused, local deadline passed,
-     * extend refused), before {@link Lease#lost()} completes and before the lease's own
-     * {@code onLost} callback.
+     * extend refused), on a Turnstile thread, right after {@link Lease#lost()} completed and the
+     * lease's own {@code onLost} callback ran (the holder stops its work first).
      *
      * @param loss what was lost and why
      */

@@ -81,8 +81,9 @@ class TurnstileListenerTest {
                     .orElseThrow();
             store.down.set(true);
             lease.lost().toCompletableFuture().get(5, java.util.concurrent.TimeUnit.SECONDS);
-            // Listeners are told before lost() completes, so the loss is there already.
-            assertThat(r.calls).contains("failure k StoreUnavailableException", "lost k " + lease.fence());
+            // Listeners are told right after lost() completes and the onLost callback ran.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> r.calls.contains("lost k " + lease.fence()));
+            assertThat(r.calls).contains("failure k StoreUnavailableException");
             store.down.set(false);
             lease.release(); // a lost lease's release is not reported as a release
             assertThat(r.calls).noneMatch(c -> c.startsWith("release"));
