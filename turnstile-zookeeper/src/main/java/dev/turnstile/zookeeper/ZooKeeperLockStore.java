@@ -5,6 +5,7 @@ import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
@@ -19,8 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -92,9 +93,20 @@ public final class ZooKeeperLockStore implements LockStore {
     private final String description;
     /** This store's granted leases: token to node path (a release by a foreign token scans the children). */
     private final Map<String, String> ownNodes = new ConcurrentHashMap<>();
-    private final ExecutorService watchThread;
+    /** Re-arms release watches and proves the session alive while leases are held. */
+    private final ScheduledExecutorService watchThread;
     private final ConnectionStateListener stateListener = this::stateChanged;
     private volatile ConnectionState state = ConnectionState.CONNECTED;
+    /** The held leases' proofs (see {@link #watchLease}), by token. */
+    private final Map<String, LeaseProof> proofs = new ConcurrentHashMap<>();
+    /**
+     * When (nanoTime) the latest request that got an answer was sent: the server heard from this
+     * session then, so it cannot expire it before that plus the session timeout.
+     */
+    private final java.util.concurrent.atomic.AtomicLong lastContact = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    /** The session the held leases' nodes belong to (0 before the first connection). */
+    private volatile long sessionId;
+    private final long configuredSessionTimeoutMs;
     private volatile boolean closed;
 
     private ZooKeeperLockStore(Builder b) {
@@ -103,12 +115,15 @@ public final class ZooKeeperLockStore implements LockStore {
         this.base = b.basePath;
         this.description = b.description != null ? b.description : "zookeeper (" + b.client.getZookeeperClient().getCurrentConnectionString()
                 + ", " + base + ")";
-        this.watchThread = Executors.newSingleThreadExecutor(r -> {
+        this.configuredSessionTimeoutMs = b.sessionTimeoutMs;
+        this.watchThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "turnstile-zookeeper-watch");
             t.setDaemon(true);
             return t;
         });
         client.getConnectionStateListenable().addListener(stateListener);
+        long beat = Math.max(50, sessionTimeoutMs() / 4);
+        watchThread.scheduleWithFixedDelay(this::proveSession, beat, beat, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -126,12 +141,94 @@ public final class ZooKeeperLockStore implements LockStore {
         return new Builder(client);
     }
 
+    /**
+     * Sessions and leases (DESIGN principle 8, with the session timeout in the TTL's role). While
+     * connected, the server keeps the session, and so the lease nodes, alive. Once the connection is
+     * SUSPENDED, the server may expire the session as soon as the session timeout has passed since it
+     * last heard from this client, and then let another client in: so every held lease is proven
+     * only until the send time of the last answered request plus the session timeout, less a margin
+     * for the two clocks' rates. The store keeps that send time recent while it holds leases (a
+     * cheap request every quarter of the session timeout). RECONNECTED in the same session lifts the
+     * limit; LOST, or a reconnection in a new session, ends every lease at once.
+     */
     private void stateChanged(CuratorFramework c, ConnectionState newState) {
         state = newState;
-        if (newState == ConnectionState.LOST) {
-            // The session ended: the server has dropped (or will drop) every ephemeral node of it.
-            ownNodes.clear();
+        switch (newState) {
+            case SUSPENDED -> {
+                long limit = proofLimit();
+                proofs.values().forEach(p -> p.provenUntil(limit));
+            }
+            case LOST -> sessionEnded("the ZooKeeper session was lost (expired, or the connection stayed down past its timeout)");
+            case CONNECTED, RECONNECTED -> {
+                long id = currentSessionId();
+                if (sessionId != 0 && id != sessionId) {
+                    sessionEnded("the ZooKeeper session expired: the client reconnected in a new session");
+                } else {
+                    proofs.values().forEach(p -> p.provenUntil(LeaseProof.NO_LIMIT));
+                }
+                sessionId = id;
+            }
+            default -> { }
         }
+    }
+
+    private void sessionEnded(String reason) {
+        // The server has dropped (or will drop) every ephemeral node of the session.
+        ownNodes.clear();
+        List<LeaseProof> all = new ArrayList<>(proofs.values());
+        proofs.clear();
+        all.forEach(p -> p.lost(reason));
+    }
+
+    private long proofLimit() {
+        long timeout = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs());
+        return lastContact.get() + timeout - Math.max(timeout / 10, TimeUnit.MILLISECONDS.toNanos(20));
+    }
+
+    /** The negotiated session timeout, or the configured one before the first connection. */
+    long sessionTimeoutMs() {
+        int negotiated = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        return negotiated > 0 ? negotiated : configuredSessionTimeoutMs;
+    }
+
+    private long currentSessionId() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    /** A request answered: the session was alive on the server when it was sent. */
+    private void contact(long sentNanos) {
+        lastContact.accumulateAndGet(sentNanos, (a, b) -> b - a > 0 ? b : a);
+    }
+
+    /** Keeps {@link #lastContact} recent while leases are held, so a short suspension costs no lease. */
+    private void proveSession() {
+        if (proofs.isEmpty() || closed || state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        try {
+            client.checkExists().forPath("/");
+            contact(t0);
+        } catch (Exception e) {
+            log.debug("session heartbeat failed: {}", e.toString());
+        }
+    }
+
+    @Override
+    public ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
+        proofs.put(token, proof);
+        ConnectionState s = state;
+        if (s == ConnectionState.LOST) {
+            proofs.remove(token, proof);
+            proof.lost("the ZooKeeper session was lost");
+        } else if (s == ConnectionState.SUSPENDED) {
+            proof.provenUntil(proofLimit());
+        }
+        return () -> proofs.remove(token, proof);
     }
 
     // --- acquire ----------------------------------------------------------------------------
@@ -144,11 +241,16 @@ public final class ZooKeeperLockStore implements LockStore {
         NodeData data = NodeData.lease(request.owner(), request.token(), ttlMs, "mtime", System.currentTimeMillis());
         Stat mine = new Stat();
         String path;
+        long t0 = System.nanoTime();
         try {
             path = client.create().storingStatIn(mine).creatingParentContainersIfNeeded().withProtection()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/" + LOCK_PREFIX, data.bytes());
         } catch (Exception e) {
             throw failure("acquiring lock '" + request.name() + "'", e);
+        }
+        contact(t0);
+        if (sessionId == 0) {
+            sessionId = currentSessionId();
         }
         // The ctime of the node just created is a fresh reading of the server's clock.
         long now = mine.getCtime();
@@ -291,6 +393,7 @@ public final class ZooKeeperLockStore implements LockStore {
             long expiredAt = f.data().expiresAtMs(f.stat());
             NodeData next = NodeData.lease(f.data().owner(), token, ttlMs, "mtime", System.currentTimeMillis());
             Stat written;
+            long t0 = System.nanoTime();
             try {
                 written = client.setData().withVersion(f.stat().getVersion()).forPath(f.path(), next.bytes());
             } catch (KeeperException.NoNodeException gone) {
@@ -301,6 +404,7 @@ public final class ZooKeeperLockStore implements LockStore {
             } catch (Exception e) {
                 throw failure("extending lock '" + name + "'", e);
             }
+            contact(t0);
             // The write's mtime is the server's clock at the extend: if the lease had run out by
             // then, a contender may already have judged it expired, so the extend does not count.
             if (written.getMtime() >= expiredAt) {
@@ -677,6 +781,7 @@ public final class ZooKeeperLockStore implements LockStore {
     public static final class Builder {
         private final CuratorFramework client;
         private boolean ownsClient;
+        private long sessionTimeoutMs = 60_000;
         private String basePath = DEFAULT_BASE;
         private String description;
 
@@ -698,6 +803,23 @@ public final class ZooKeeperLockStore implements LockStore {
                         + "such as /turnstile, without a trailing '/', '.' or '..' segments");
             }
             this.basePath = path;
+            return this;
+        }
+
+        /**
+         * Tells the store the session timeout the client was built with, used until the server has
+         * negotiated one (Curator's default is 60 s; the server may bound it).
+         *
+         * @param timeout the client's session timeout
+         * @return this builder
+         * @throws IllegalArgumentException if not positive
+         */
+        public Builder sessionTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("session timeout " + timeout + " is invalid: give the positive session "
+                        + "timeout the CuratorFramework was built with");
+            }
+            this.sessionTimeoutMs = timeout.toMillis();
             return this;
         }
 

@@ -115,7 +115,7 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         }
         CuratorFramework client = cb.build();
         try {
-            b = ZooKeeperLockStore.builder(client).basePath(p.basePath()).ownsClient(p.description() + " (base " + p.basePath() + ")");
+            b = ZooKeeperLockStore.builder(client).basePath(p.basePath()).sessionTimeout(p.sessionTimeout()).ownsClient(p.description() + " (base " + p.basePath() + ")");
             return b.build();
         } catch (RuntimeException e) {
             client.close();
