@@ -685,10 +685,45 @@ public final class ZooKeeperLockStore implements LockStore {
         return closed;
     }
 
+    /** After a failed wait for a connection, calls fail at once for this long instead of each waiting again. */
+    private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private volatile long connectFailedAt;
+    private volatile boolean connectFailed;
+
+    /**
+     * Refuses calls on a closed store, and waits for a connection at most the client's connection
+     * timeout, once: Curator would otherwise spend that timeout on every step of a call (and its
+     * retries), so an unreachable ensemble is reported after the connection timeout, not several.
+     */
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("the ZooKeeper lock store " + description + " is closed");
         }
+        if (client.getZookeeperClient().isConnected()) {
+            connectFailed = false;
+            return;
+        }
+        if (connectFailed && System.nanoTime() - connectFailedAt < CONNECT_RETRY_PAUSE_NANOS) {
+            throw unreachable();
+        }
+        boolean connected;
+        try {
+            connected = client.blockUntilConnected(client.getZookeeperClient().getConnectionTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException("interrupted while connecting to " + description, e);
+        }
+        if (!connected) {
+            connectFailedAt = System.nanoTime();
+            connectFailed = true;
+            throw unreachable();
+        }
+        connectFailed = false;
+    }
+
+    private StoreUnavailableException unreachable() {
+        return new StoreUnavailableException("cannot connect to " + description + " within "
+                + client.getZookeeperClient().getConnectionTimeoutMs() + " ms (turnstile.connectTimeout)", null);
     }
 
     /** While the session is not proven alive, a lease cannot be renewed; once it is lost, never. */
