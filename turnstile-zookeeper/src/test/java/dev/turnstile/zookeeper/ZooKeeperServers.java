@@ -26,7 +26,12 @@ final class ZooKeeperServers {
         return server;
     }
 
+    /**
+     * The URL of the server under test: {@code -Dturnstile.test.zookeeper=host:port} points the
+     * tests at an outside server (Debian's ZooKeeper 3.8, say), else the in-JVM one.
+     */
     static String url() {
-        return "zookeeper://" + shared().getConnectString() + "/turnstile-test";
+        String outside = System.getProperty("turnstile.test.zookeeper");
+        return "zookeeper://" + (outside != null && !outside.isBlank() ? outside : shared().getConnectString()) + "/turnstile-test";
     }
 }
