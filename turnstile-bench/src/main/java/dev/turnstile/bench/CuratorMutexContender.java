@@ -47,4 +47,9 @@ final class CuratorMutexContender implements Contender, WaitingContender {
         }
         return m::release;
     }
+
+    @Override
+    public void close() {
+        mutexes.clear();
+    }
 }
