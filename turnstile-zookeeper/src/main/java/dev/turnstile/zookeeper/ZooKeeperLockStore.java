@@ -91,8 +91,12 @@ public final class ZooKeeperLockStore implements LockStore {
     private final boolean ownsClient;
     private final String base;
     private final String description;
-    /** This store's granted leases: token to node path (a release by a foreign token scans the children). */
-    private final Map<String, String> ownNodes = new ConcurrentHashMap<>();
+    /**
+     * This store's granted leases by token: the node, its stat and data as this store last wrote
+     * them, so that release and extend go straight to a versioned write (a version that moved means
+     * a read first; a release by a foreign token scans the lock's nodes).
+     */
+    private final Map<String, Found> ownNodes = new ConcurrentHashMap<>();
     /** Re-arms release watches and proves the session alive while leases are held. */
     private final ScheduledExecutorService watchThread;
     private final ConnectionStateListener stateListener = this::stateChanged;
@@ -265,7 +269,7 @@ public final class ZooKeeperLockStore implements LockStore {
         if (!granted) {
             return Optional.empty();
         }
-        ownNodes.put(request.token(), path);
+        ownNodes.put(request.token(), new Found(path, mine, data));
         return Optional.of(new Grant(mine.getCzxid(), Instant.ofEpochMilli(mine.getCtime()),
                 Instant.ofEpochMilli(mine.getCtime() + ttlMs)));
     }
@@ -342,14 +346,9 @@ public final class ZooKeeperLockStore implements LockStore {
     /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
     private Found find(String name, String token) {
         String parent = lockPath(name);
-        String known = ownNodes.get(token);
-        if (known != null && known.startsWith(parent + "/")) {
-            Found f = read(known, token);
-            if (f != null) {
-                return f;
-            }
-            ownNodes.remove(token, known);
-            return null;
+        Found known = ownNodes.get(token);
+        if (known != null && known.path().startsWith(parent + "/")) {
+            return known;
         }
         List<String> children;
         try {
@@ -400,6 +399,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             } catch (KeeperException.BadVersionException raced) {
+                ownNodes.remove(token);
                 continue;
             } catch (Exception e) {
                 throw failure("extending lock '" + name + "'", e);
@@ -412,6 +412,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             }
+            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next));
             return true;
         }
     }
@@ -436,6 +437,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             } catch (KeeperException.BadVersionException raced) {
+                ownNodes.remove(token);
                 continue;
             } catch (Exception e) {
                 throw failure("releasing lock '" + name + "'", e);
