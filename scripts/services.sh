@@ -3,7 +3,8 @@
 # 127.0.0.1:5432 (trust auth, database "test"), MariaDB on 127.0.0.1:3306 (root, empty password,
 # database "test"). Starts a stopped server; installs a missing one with apt-get (as root).
 # Redis on 127.0.0.1:6379 (no persistence) and the redis-server binary for the extra nodes the Redis
-# tests start themselves; libfaketime for the chaos suite. Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
+# tests start themselves; libfaketime for the chaos suite; the zookeeper package (a server the chaos
+# suite and benchmarks start themselves). Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
 # the tests never skip a missing server.
 set -euo pipefail
 
@@ -29,6 +30,11 @@ command -v mvn >/dev/null || apt_install maven
 # (a mongo-java-server JVM an hour behind). MongoDB itself needs nothing here: no mongod can be installed
 # from Debian's packages, so the Mongo tests run mongo-java-server, which Maven fetches from Maven Central.
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || apt_install faketime
+
+# ZooKeeper server (Debian's zookeeper package, 3.8), for the chaos suite and the benchmarks, which
+# start their own servers from /usr/share/zookeeper with their own config, ports and dataDir under
+# /tmp (the unit tests use Curator's in-JVM testing server). Nothing is started here.
+[ -x /usr/share/zookeeper/bin/zkServer.sh ] || apt_install zookeeper
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }

@@ -10,7 +10,9 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo] [--rebuild|--no-build]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper] [--rebuild|--no-build]
+# --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
+# and compares the bare-client floor, Turnstile and Curator's InterProcessMutex.
 # --only redis-replica starts its own master and replica (redis-server on free ports, no persistence)
 # and measures S1/S2 with and without the replica acknowledgement; it is not part of the default run.
 # --only mongo starts mongo-java-server (MongoBenchServer, in-memory) in a JVM of its own on a free port
@@ -54,8 +56,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica or mongo" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo or zookeeper" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -113,5 +115,25 @@ if [[ $only == mongo ]]; then
   done
   java "${java_opts[@]}" "${props[@]}" -Dbench.mongoUrl="mongodb://127.0.0.1:$mport/bench" \
     -Dbench.mongoServer="mongo-java-server (in-memory backend, its own JVM)" -cp "$cp" dev.turnstile.bench.MongoBench
+fi
+# ZooKeeper: a standalone server of Debian's zookeeper package (scripts/services.sh installs it) in its
+# own process, on a free port, with its dataDir under a temporary directory; or --zookeeper host:port.
+if [[ $only == all || $only == zookeeper ]]; then
+  zk_connect="${ZK_CONNECT:-}"
+  if [[ -z $zk_connect ]]; then
+    zk_tmp="$(mktemp -d)"
+    zk_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    printf 'tickTime=1000\ndataDir=%s/data\nclientPort=%s\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n' \
+      "$zk_tmp" "$zk_port" >"$zk_tmp/zoo.cfg"
+    ZOO_LOG_DIR="$zk_tmp" /usr/share/zookeeper/bin/zkServer.sh start-foreground "$zk_tmp/zoo.cfg" >"$zk_tmp/server.log" 2>&1 &
+    zk_pid=$!
+    trap 'kill "$zk_pid" 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$zk_port" && printf ruok >&3 && grep -q imok <&3) 2>/dev/null && break
+      sleep 0.1
+    done
+    zk_connect="127.0.0.1:$zk_port"
+  fi
+  java "${java_opts[@]}" "${props[@]}" -Dbench.zookeeper="$zk_connect" -cp "$cp" dev.turnstile.bench.ZooKeeperBench
 fi
 echo "results: $report"

@@ -1,7 +1,9 @@
 package dev.turnstile;
 
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
@@ -42,6 +44,9 @@ final class HeldLease implements Lease {
     private ScheduledFuture<?> renewal; // guarded by this
     private ScheduledFuture<?> deadlineCheck; // guarded by this
     private boolean deadlineWatched; // guarded by this
+    /** The store's limit on the lease's proof (a suspended session), or {@link LeaseProof#NO_LIMIT}. */
+    private volatile long proofLimitNanos = LeaseProof.NO_LIMIT; // written under this
+    private ReleaseWatch proofWatch; // guarded by this
 
     HeldLease(Turnstile turnstile, LockStore store, LeaseKeeper keeper, String name, String owner, String token,
             Grant grant, LockOptions options, long startNanos) {
@@ -78,6 +83,52 @@ final class HeldLease implements Lease {
     synchronized void start() {
         deadlineWatched = options.keepAlive() || options.onLost().isPresent();
         rearm();
+        ReleaseWatch w = store.watchLease(name, token, new LeaseProof() {
+            @Override
+            public void provenUntil(long nanoTime) {
+                limitProof(nanoTime);
+            }
+
+            @Override
+            public void lost(String reason) {
+                markLost(reason);
+            }
+        });
+        if (state == State.HELD) {
+            proofWatch = w;
+        } else {
+            w.close();
+        }
+    }
+
+    /** The store can vouch for the lease only until {@code limit}: the deadline moves there if earlier. */
+    private void limitProof(long limit) {
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            proofLimitNanos = limit;
+            deadlineNanos = limited(confirmedNanos + ttl.toNanos() - driftMargin(ttl));
+            if (deadlineNanos - System.nanoTime() > 0) {
+                if (deadlineWatched) {
+                    armDeadlineCheck();
+                }
+                return;
+            }
+        }
+        markLost(SUSPENDED);
+    }
+
+    private static final String SUSPENDED = "the store's session could no longer vouch for it (connection suspended)";
+
+    private String deadlineReason() {
+        long limit = proofLimitNanos; // a racy read only picks the wording
+        return limit != LeaseProof.NO_LIMIT && deadlineNanos == limit ? SUSPENDED
+                : "its local deadline passed without a confirmed renewal";
+    }
+
+    private long limited(long deadline) {
+        return proofLimitNanos == LeaseProof.NO_LIMIT || deadline - proofLimitNanos < 0 ? deadline : proofLimitNanos;
     }
 
     @Override public String name() { return name; }
@@ -97,7 +148,7 @@ final class HeldLease implements Lease {
             return false;
         }
         if (System.nanoTime() - deadlineNanos >= 0) {
-            markLost("its local deadline passed without a confirmed renewal");
+            markLost(deadlineReason());
             return false;
         }
         return true;
@@ -239,6 +290,10 @@ final class HeldLease implements Lease {
 
     /** Caller holds this. */
     private void disarm() {
+        if (proofWatch != null) {
+            proofWatch.close();
+            proofWatch = null;
+        }
         if (renewal != null) {
             renewal.cancel(false);
             renewal = null;
@@ -292,7 +347,7 @@ final class HeldLease implements Lease {
         if (state == State.HELD) {
             ttl = newTtl;
             confirmedNanos = t0;
-            deadlineNanos = t0 + newTtl.toNanos() - driftMargin(newTtl);
+            deadlineNanos = limited(t0 + newTtl.toNanos() - driftMargin(newTtl));
             rearm();
         }
     }
@@ -309,7 +364,7 @@ final class HeldLease implements Lease {
             return;
         }
         if (deadlineNanos - System.nanoTime() <= 0) {
-            markLost("its local deadline passed without a confirmed renewal");
+            markLost(deadlineReason());
             return;
         }
         synchronized (this) {

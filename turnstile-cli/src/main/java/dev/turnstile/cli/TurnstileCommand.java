@@ -173,6 +173,9 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "true");
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
+        // ZooKeeper's client and Curator report every reconnect attempt and retry; Turnstile reports what matters.
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
         System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile", verbose ? "debug" : "warn");
         if (!verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.Turnstile", "off");

@@ -80,6 +80,22 @@ public interface LockStore extends AutoCloseable {
     }
 
     /**
+     * Asks to be told when a lease this store granted can no longer be proven held for a reason
+     * other than its TTL: a store whose leases hang on a session (ZooKeeper) calls
+     * {@link LeaseProof#provenUntil} when its connection is suspended and {@link LeaseProof#lost} when
+     * the session is gone, so that the holder reports the loss before the server can let another
+     * client in (DESIGN principle 8). Stores without sessions return {@link ReleaseWatch#NONE}.
+     *
+     * @param name the lock name
+     * @param token the lease's token
+     * @param proof told of the lease's proof
+     * @return a handle that stops the calls (the lease closes it when it ends)
+     */
+    default ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
+        return ReleaseWatch.NONE;
+    }
+
+    /**
      * Tells whether {@link #handOver} is supported. Only a store that knows whether other clients
      * are waiting (a waiter queue) should say yes: handing a lock from thread to thread of one
      * client without that knowledge would starve every other client.

@@ -1,0 +1,99 @@
+package dev.turnstile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LeaseProof;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.testing.InMemoryLockStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A store whose leases hang on a session (ZooKeeper) limits a lease's proof when its connection is
+ * suspended and ends it when the session is lost: the lease reports the loss then, not at its TTL.
+ */
+class LeaseProofTest {
+
+    /** An in-memory store that hands out the lease's {@link LeaseProof} to the test, as a session would use it. */
+    static final class SessionStore implements LockStore {
+        final InMemoryLockStore inner = new InMemoryLockStore();
+        final AtomicReference<LeaseProof> proof = new AtomicReference<>();
+        final AtomicBoolean watchClosed = new AtomicBoolean();
+
+        @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
+        @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+        @Override public boolean release(String n, String t, Duration atLeast) { return inner.release(n, t, atLeast); }
+        @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
+        @Override public boolean forceRelease(String n) { return inner.forceRelease(n); }
+        @Override public String description() { return "session"; }
+
+        @Override
+        public ReleaseWatch watchLease(String name, String token, LeaseProof p) {
+            proof.set(p);
+            return () -> watchClosed.set(true);
+        }
+    }
+
+    private static LockOptions tenSeconds(CompletableFuture<LeaseLoss> lost) {
+        return LockOptions.builder().lockAtMostFor(Duration.ofSeconds(10)).onLost(lost::complete).build();
+    }
+
+    @Test
+    void aSuspendedSessionEndsTheLeaseAtItsLimitNotAtTheTtl() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("job", tenSeconds(lost)).orElseThrow();
+            long suspended = System.nanoTime();
+            store.proof.get().provenUntil(suspended + TimeUnit.MILLISECONDS.toNanos(200));
+            assertThat(lease.isHeld()).isTrue();
+            LeaseLoss loss = lost.get(3, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - suspended)).isGreaterThanOrEqualTo(Duration.ofMillis(190))
+                    .isLessThan(Duration.ofSeconds(2));
+            assertThat(loss.reason()).contains("session");
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(store.watchClosed).isTrue();
+        }
+    }
+
+    @Test
+    void aSessionBackInTimeLiftsTheLimit() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("job", tenSeconds(lost)).orElseThrow();
+            store.proof.get().provenUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300));
+            Thread.sleep(100);
+            store.proof.get().provenUntil(LeaseProof.NO_LIMIT);
+            Thread.sleep(500);
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lost).isNotDone();
+            assertThat(lease.timeLeft()).isGreaterThan(Duration.ofSeconds(8));
+        }
+    }
+
+    @Test
+    void aLostSessionEndsTheLeaseAtOnceAndALimitInThePastToo() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("a", tenSeconds(lost)).orElseThrow();
+            store.proof.get().lost("the ZooKeeper session expired");
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(lost.get(1, TimeUnit.SECONDS).reason()).isEqualTo("the ZooKeeper session expired");
+
+            Lease other = t.tryAcquire("b", LockOptions.lockAtMostFor(Duration.ofSeconds(10))).orElseThrow();
+            store.proof.get().provenUntil(System.nanoTime() - 1);
+            assertThat(other.isHeld()).as("a limit already past: lost now").isFalse();
+        }
+    }
+}

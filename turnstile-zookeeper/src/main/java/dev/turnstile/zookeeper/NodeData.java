@@ -1,0 +1,80 @@
+package dev.turnstile.zookeeper;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * What a lock node holds, as JSON readable with {@code zkCli.sh get}. The times in it are for people
+ * (the holder's wall clock); expiry is judged only from the node's {@link Stat} ({@code ctime} or
+ * {@code mtime}, the ensemble's clock) plus {@code ttl_ms}, or from {@code until_ms} on a
+ * {@code lockAtLeastFor} hold marker (itself a server time: the lease node's {@code ctime} plus the
+ * minimum hold).
+ *
+ * @param owner the readable holder identity
+ * @param token the ownership token
+ * @param ttlMs the lease's time to live, counted from {@code from}
+ * @param from {@code "mtime"} (acquire and extend: the last write) or {@code "ctime"}
+ * @param acquiredAt when the lease was taken, ISO-8601, the holder's clock (for people)
+ * @param expiresAt when the lease ends unless extended, ISO-8601, the holder's clock (for people)
+ * @param fence on a hold marker, the fence of the lease it keeps
+ * @param untilMs on a hold marker, the server time (epoch ms) until which the lock stays taken
+ * @param acquiredAtMs on a hold marker, the server time the lease was taken (its node's ctime)
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+record NodeData(
+        @JsonProperty("owner") String owner,
+        @JsonProperty("token") String token,
+        @JsonProperty("ttl_ms") Long ttlMs,
+        @JsonProperty("from") String from,
+        @JsonProperty("acquired_at") String acquiredAt,
+        @JsonProperty("expires_at") String expiresAt,
+        @JsonProperty("fence") Long fence,
+        @JsonProperty("until_ms") Long untilMs,
+        @JsonProperty("acquired_at_ms") Long acquiredAtMs) {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    static NodeData lease(String owner, String token, long ttlMs, String from, long clientNowMs) {
+        return new NodeData(owner, token, ttlMs, from, java.time.Instant.ofEpochMilli(clientNowMs).toString(),
+                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, null);
+    }
+
+    static NodeData hold(NodeData lease, long fence, long acquiredAtMs, long untilMs) {
+        return new NodeData(lease.owner, lease.token, null, null, java.time.Instant.ofEpochMilli(acquiredAtMs).toString(),
+                java.time.Instant.ofEpochMilli(untilMs).toString(), fence, untilMs, acquiredAtMs);
+    }
+
+    /** The server time (epoch ms) at which a lease node with this data and stat expires. */
+    long expiresAtMs(Stat stat) {
+        if (untilMs != null) {
+            return untilMs;
+        }
+        long base = "ctime".equals(from) ? stat.getCtime() : stat.getMtime();
+        return base + (ttlMs == null ? 0 : ttlMs);
+    }
+
+    byte[] bytes() {
+        try {
+            return JSON.writeValueAsBytes(this);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot write lock node data", e);
+        }
+    }
+
+    /** Reads node data; a node that is not Turnstile's (unreadable) counts as held forever by nobody known. */
+    static NodeData parse(byte[] bytes) {
+        if (bytes == null || bytes.length == 0) {
+            return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null);
+        }
+        try {
+            return JSON.readValue(bytes, NodeData.class);
+        } catch (IOException e) {
+            return new NodeData("? (" + new String(bytes, StandardCharsets.UTF_8).replaceAll("\\p{Cntrl}", "?") + ")", null,
+                    Long.MAX_VALUE / 4, "ctime", null, null, null, null, null);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.turnstile.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.turnstile.Lease;
+import dev.turnstile.LockOptions;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** What the contract does not cover: the node layout, the fence across a re-created parent, URLs. */
+class ZooKeeperLockStoreTest {
+
+    private static String unique(String what) {
+        return what + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static CuratorFramework curator() {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(ZooKeeperServers.shared().getConnectString())
+                .retryPolicy(new RetryNTimes(1, 100)).build();
+        c.start();
+        return c;
+    }
+
+    @Test
+    void theFenceKeepsRisingWhenTheLockParentIsDeletedAndRecreated() throws Exception {
+        try (CuratorFramework c = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).basePath("/fence-test").build()) {
+            String name = unique("parent");
+            long first = store.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow().fence();
+            assertThat(store.release(name, "t1", Duration.ZERO)).isTrue();
+            String parent = store.lockPath(name);
+            // Sequence numbers restart in a re-created parent: the creation zxid does not.
+            c.delete().deletingChildrenIfNeeded().forPath(parent);
+            long second = store.tryAcquire(new AcquireRequest(name, "me", "t2", Duration.ofSeconds(30))).orElseThrow().fence();
+            List<String> children = c.getChildren().forPath(parent);
+            assertThat(children).hasSize(1);
+            assertThat(ZooKeeperLockStore.sequence(children.get(0))).as("the sequence restarted").isZero();
+            assertThat(second).isGreaterThan(first);
+        }
+    }
+
+    @Test
+    void theHolderNodeIsReadableJsonWithOwnerAndTimes() throws Exception {
+        try (CuratorFramework c = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).build();
+                Turnstile t = Turnstile.builder(store).owner("billing-7").build()) {
+            String name = "nightly report/" + UUID.randomUUID().toString().substring(0, 6);
+            Lease lease = t.tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30))).orElseThrow();
+            String parent = "/turnstile/locks/" + ZooKeeperLockStore.encode(name);
+            assertThat(parent).as("one node per name, percent-encoded").doesNotContain(" ").endsWith("%2F" + name.substring(name.length() - 6));
+            List<String> children = c.getChildren().forPath(parent);
+            assertThat(children).hasSize(1);
+            JsonNode data = new ObjectMapper().readTree(c.getData().forPath(parent + "/" + children.get(0)));
+            assertThat(data.get("owner").asText()).isEqualTo("billing-7");
+            assertThat(data.get("ttl_ms").asLong()).isEqualTo(30_000);
+            assertThat(data.get("acquired_at").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+            assertThat(data.get("expires_at").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+            assertThat(c.checkExists().forPath(parent + "/" + children.get(0)).getCzxid()).isEqualTo(lease.fence());
+            lease.release();
+        }
+    }
+
+    @Test
+    void anEarlyReleaseLeavesAPersistentHoldMarkerThatOutlivesTheSession() throws Exception {
+        String name = unique("atleast-exit");
+        String url = ZooKeeperServers.url();
+        try (LockStore holder = LockStores.open(url)) {
+            holder.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
+            assertThat(holder.release(name, "t1", Duration.ofSeconds(3))).isTrue();
+        } // the holder's session ends here, as when the process exits
+        try (LockStore other = LockStores.open(url)) {
+            assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30)))).as("still held").isEmpty();
+            assertThat(other.heldLocks()).anySatisfy(i -> assertThat(i.name()).isEqualTo(name));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"zookeeper://", "zookeeper:///chroot", "zookeeper://h1:2181,,h2:2181", "zookeeper://h1:99999",
+            "zookeeper://h1:2181/a/../b", "zookeeper://h1:2181/zookeeper", "zookeeper://h 1:2181",
+            "zookeeper://h1:2181?turnstile.sessionTimeout=forever", "zookeeper://h1:2181?turnstile.bogus=1"})
+    void malformedUrlsAreRejectedWithAMessage(String url) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("store URL");
+    }
+
+    @Test
+    void passwordsNeverShow() {
+        assertThatThrownBy(() -> LockStores.open("zookeeper://admin:s3cret@h1:99999/x")).isInstanceOf(IllegalArgumentException.class)
+                .message().doesNotContain("s3cret");
+        try (LockStore store = LockStores.open("zookeeper://admin:s3cret@127.0.0.1:1/x?turnstile.connectTimeout=300ms")) {
+            assertThat(store.description()).doesNotContain("s3cret").doesNotContain("admin");
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class).message().doesNotContain("s3cret");
+        }
+    }
+
+    @Test
+    void theUrlGivesHostsChrootAndOptions() {
+        ZooKeeperLockStoreFactory.Parsed p = ZooKeeperLockStoreFactory.parse(
+                "zookeeper://zk1,zk2:2182/apps/billing?turnstile.sessionTimeout=15s&turnstile.basePath=/locks");
+        assertThat(p.connect()).isEqualTo("zk1:2181,zk2:2182");
+        assertThat(p.namespace()).isEqualTo("apps/billing");
+        assertThat(p.sessionTimeout()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(p.basePath()).isEqualTo("/locks");
+    }
+}
