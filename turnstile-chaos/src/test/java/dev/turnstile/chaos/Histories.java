@@ -59,6 +59,10 @@ final class Histories {
         return add(atMs, worker, type, -1, null, null);
     }
 
+    Histories harnessDetail(String type, int worker, long atMs, String detail) {
+        return add(atMs, worker, type, -1, null, detail);
+    }
+
     Histories error(int worker, String detail, long atMs) {
         return add(atMs, worker, Event.ERROR, -1, null, detail);
     }

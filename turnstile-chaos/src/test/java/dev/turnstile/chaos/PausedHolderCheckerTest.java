@@ -60,4 +60,14 @@ class PausedHolderCheckerTest {
         assertThat(c.ok()).isFalse();
         assertThat(c.problem()).contains("did not hit a holder");
     }
+
+    @Test
+    void aBystanderPauseThatHitNoHolderIsNoMissedFault() {
+        // the mixed run pauses a worker chosen at random: holding nothing is then no problem
+        History h = new Histories().round(0, 1, 0, 50).harnessDetail(Event.PAUSE, 0, 100, "pid 1, " + Cluster.BYSTANDER)
+                .harness(Event.RESUME, 0, 3600).build();
+        PausedHolderChecker.PauseCheck c = PausedHolderChecker.check(h, LIMIT).get(0);
+        assertThat(c.ok()).as(c.problem()).isTrue();
+        assertThat(c.hold()).isNull();
+    }
 }
