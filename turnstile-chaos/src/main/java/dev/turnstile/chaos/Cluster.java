@@ -60,6 +60,8 @@ final class Cluster implements AutoCloseable {
     private final EventLog harness;
     private final List<WorkerProc> workers = new ArrayList<>();
     private int nextId;
+    private volatile long lastFaultAt = Long.MIN_VALUE;
+    private long lastAcquiredAt = Long.MIN_VALUE; // guarded by this
 
     Cluster(StoreInstance store, ChaosConfig config, Path dir, String lock, String resourceId, boolean proxied, Path faketime) {
         this.store = store;
@@ -84,7 +86,30 @@ final class Cluster implements AutoCloseable {
 
     /** Records a harness event now. */
     Event record(int worker, String type, String detail) {
-        return harness.add(worker, type, -1, null, detail);
+        Event e = harness.add(worker, type, -1, null, detail);
+        if (!type.equals(Event.STOP) && !type.equals(Event.DESTROY)) {
+            lastFaultAt = e.t();
+        }
+        return e;
+    }
+
+    /** When the harness last recorded a fault event (monotonic ns), or {@link Long#MIN_VALUE}. */
+    long lastFaultEnd() {
+        return lastFaultAt;
+    }
+
+    /** Waits until a worker acquires after monotonic time {@code t}; gives up quietly after {@code timeout}. */
+    void awaitAcquiredSince(long t, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            refresh();
+            synchronized (this) {
+                if (lastAcquiredAt > t) {
+                    return;
+                }
+            }
+            Harness.sleep(20);
+        }
     }
 
     List<WorkerProc> workers() {
@@ -215,6 +240,7 @@ final class Cluster implements AutoCloseable {
                         w.holdingSince = e.t();
                         w.holdingPlannedMs = plannedHold(e.detail());
                         w.acquisitions++;
+                        lastAcquiredAt = Math.max(lastAcquiredAt, e.t());
                     }
                     case Event.RELEASE_CALL, Event.LOST -> {
                         if (e.fence() == w.holdingFence) {

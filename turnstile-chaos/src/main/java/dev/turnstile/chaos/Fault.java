@@ -69,7 +69,7 @@ public sealed interface Fault {
             case "restart" -> new RestartStore();
             case "redlock-minority" -> new RedlockNodesDown(false);
             case "redlock-majority" -> new RedlockNodesDown(true);
-            case "clock" -> new ClockJump(Duration.ofMinutes(5));
+            case "clock" -> new ClockJump();
             case "failover" -> new Failover();
             default -> throw new IllegalArgumentException("unknown fault '" + id + "': known faults are " + String.join(", ", ALL));
         };
@@ -262,12 +262,10 @@ public sealed interface Fault {
     }
 
     /**
-     * The holder's wall clock jumped forward, then back, with libfaketime (the monotonic clock is
-     * left alone).
-     *
-     * @param jump how far
+     * The holder's wall clock jumped forward, then back, by {@link ChaosConfig#clockJump()}, with
+     * libfaketime (the monotonic clock is left alone).
      */
-    record ClockJump(Duration jump) implements Targeted {
+    record ClockJump() implements Targeted {
         @Override public String id() { return "clock"; }
         @Override public boolean appliesTo(StoreSpec store) { return true; }
         @Override public boolean needsFaketime() { return true; }
@@ -276,13 +274,14 @@ public sealed interface Fault {
 
         @Override
         public String describe(ChaosConfig c) {
-            return "holder's wall clock jumped +" + jump.toMinutes() + " min, then to -" + jump.toMinutes()
-                    + " min, then back, " + c.clockStep().toMillis() + " ms each (libfaketime, monotonic clock untouched)";
+            String jump = c.clockJump().toSeconds() % 60 == 0 ? c.clockJump().toMinutes() + " min" : c.clockJump().toSeconds() + " s";
+            return "holder's wall clock jumped +" + jump + ", then to -" + jump + ", then back, " + c.clockStep().toMillis()
+                    + " ms each (libfaketime, monotonic clock untouched)";
         }
 
         @Override
         public void hit(Cluster cluster, WorkerProc target, boolean bystander) {
-            long s = jump.toSeconds();
+            long s = cluster.config().clockJump().toSeconds();
             String who = bystander ? ", " + Cluster.BYSTANDER : "";
             setClock(cluster, target, "+" + s + "s", who);
             Harness.sleep(cluster.config().clockStep().toMillis());

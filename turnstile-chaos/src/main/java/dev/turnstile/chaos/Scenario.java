@@ -62,6 +62,7 @@ public final class Scenario {
                             }
                         }
                         Harness.sleep(config.settle().toMillis());
+                        awaitRecovery(cluster, config);
                     } else {
                         for (int round = 0; round < config.rounds(); round++) {
                             rounds++;
@@ -75,6 +76,7 @@ public final class Scenario {
                                 cluster.spawn(); // keep K contenders
                             }
                         }
+                        awaitRecovery(cluster, config);
                     }
                     workers = cluster.workers().size();
                     cluster.stop(Duration.ofSeconds(20));
@@ -90,6 +92,16 @@ public final class Scenario {
             problems.add("harness error: " + e);
         }
         return analyse(store, fault, config, dir, workers, rounds, problems, start);
+    }
+
+    /**
+     * Lets the run go on after the last fault until someone acquires (at most the recovery limit
+     * and 2 s more), so a settle shorter than a recovery does not end the run before it: the
+     * liveness check wants an acquisition after the last fault, and the long run's settle (1 s) is
+     * shorter than its recovery limit. Acquisitions are counted from the moment the fault ended.
+     */
+    private static void awaitRecovery(Cluster cluster, ChaosConfig config) {
+        cluster.awaitAcquiredSince(cluster.lastFaultEnd(), config.recoveryLimit().plusSeconds(2));
     }
 
     private static ScenarioResult analyse(StoreSpec store, Fault fault, ChaosConfig config, Path dir, int workers, int rounds,

@@ -31,6 +31,11 @@ final class Histories {
         return add(atMs, worker, Event.WRITE, fence, outcome, "phase 1");
     }
 
+    /** A write event only (its log row was added earlier with {@link #logRow}: a worker that recorded its write late). */
+    Histories writeEvent(int worker, long fence, String outcome, long atMs) {
+        return add(atMs, worker, Event.WRITE, fence, outcome, "phase 1");
+    }
+
     /** A row in the resource's log only (to fake a resource that broke its own rule). */
     Histories logRow(int worker, long fence, long atMs) {
         log.add(new LogRow(++seq, fence, worker, 1, ns(atMs)));
