@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Map;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.SerializableString;
+import tools.jackson.core.io.CharacterEscapes;
 import tools.jackson.core.json.JsonFactory;
+import tools.jackson.core.json.JsonWriteFeature;
 import tools.jackson.core.util.MinimalPrettyPrinter;
 import tools.jackson.jr.ob.JSON;
 
@@ -23,7 +26,8 @@ final class JsonLocks {
      * the same whatever the reader's encoding, U+2028/U+2029 cannot end a line in a JavaScript
      * consumer, and nothing reaches a terminal raw. One lock a line, for grep and diff.
      */
-    private static final JSON JSON_OUT = JSON.builder(JsonFactory.builder().highestNonEscapedChar('~').build())
+    private static final JSON JSON_OUT = JSON.builder(JsonFactory.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII)
+                    .characterEscapes(new EscapeDel()).build())
             .prettyPrinter(new OneElementALine()).enable(JSON.Feature.PRETTY_PRINT_OUTPUT).build();
 
     private JsonLocks() {}
@@ -45,6 +49,26 @@ final class JsonLocks {
         o.put("acquiredAt", l.acquiredAt().toString());
         o.put("expiresAt", l.expiresAt().toString());
         return o;
+    }
+
+    /** JSON's own escapes, and DEL as {@code \u007F}: JSON allows it raw, a terminal should not get it. */
+    static final class EscapeDel extends CharacterEscapes {
+        private static final long serialVersionUID = 1L;
+        private final int[] ascii = CharacterEscapes.standardAsciiEscapesForJSON();
+
+        EscapeDel() {
+            ascii[0x7f] = CharacterEscapes.ESCAPE_STANDARD;
+        }
+
+        @Override
+        public int[] getEscapeCodesForAscii() {
+            return ascii;
+        }
+
+        @Override
+        public SerializableString getEscapeSequence(int ch) {
+            return null; // only standard escapes
+        }
     }
 
     /** Compact objects, each on its own line of the array: {@code [\n {...},\n {...}\n]}, {@code []} when empty. */

@@ -50,7 +50,7 @@ class JsonLocksTest {
         assertThat(out).hasLineCount(HostileInputTest.ODD_NAMES.size() + 2);
         assertThat(out.chars().allMatch(c -> c == '\n' || c >= 0x20 && c < 0x7f)).as("printable ASCII only: " + out).isTrue();
         assertThat(out).contains("\"name\":\"caf\\u00E9\"").contains("\"name\":\"emoji \\uD83D\\uDE00\"")
-                .contains("\"name\":\"quote\\\"d\"").contains("\"name\":\"back\\\\slash\"");
+                .contains("\"name\":\"quote\\\"d\"").contains("\"name\":\"back\\\\slash\"").contains("\"name\":\"del\\u007F\"");
         JsonNode array = new ObjectMapper().readTree(out);
         List<String> names = new ArrayList<>();
         array.forEach(n -> names.add(n.get("name").asText()));
