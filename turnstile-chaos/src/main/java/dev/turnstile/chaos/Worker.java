@@ -112,7 +112,11 @@ public final class Worker {
                 .onLost(loss -> log.add(Event.LOST, loss.fence(), null, loss.reason()))
                 .build();
 
-        try (LockStore store = LockStores.open(arg("store"));
+        LockStore opened = open(arg("store"));
+        if (opened == null) {
+            return; // stopped before the store could be opened
+        }
+        try (LockStore store = opened;
                 Turnstile turnstile = Turnstile.builder(store).owner("chaos-worker-" + id + ":" + ProcessHandle.current().pid()).build();
                 FencedResource resource = new FencedResource(arg("resource"), arg("resourceId"), id)) {
             while (!stopping) {
@@ -170,6 +174,23 @@ public final class Worker {
         } catch (SQLException e) {
             log.add(Event.WRITE, lease.fence(), Event.FAILED, detail + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * Opens the store, trying again every 200 ms while it is unreachable (a store restart can
+     * coincide with a worker's start, as in the mixed run): an unreachable store is an error to
+     * record, not a reason for the worker to die. Returns {@code null} if the run stops first.
+     */
+    private LockStore open(String url) {
+        while (!stopping) {
+            try {
+                return LockStores.open(url);
+            } catch (dev.turnstile.StoreUnavailableException e) {
+                log.add(Event.ERROR, -1, null, "open: " + e.getMessage());
+                sleepQuietly(200);
+            }
+        }
+        return null;
     }
 
     /** Deletes a file; true if this call deleted it (so of several workers only one wins it). */
