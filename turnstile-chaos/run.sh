@@ -4,11 +4,15 @@
 # down, client clock jumps), then checks the recorded history and writes a Markdown report and its
 # JSON twin (default docs/reliability.md and docs/reliability.json).
 #
-# usage: turnstile-chaos/run.sh [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo]
+# usage: turnstile-chaos/run.sh [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo]
 #          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover,store-pause]
-#          [--out FILE.md] [--workers N] [--rebuild | --no-build]
-# --short (default): one round per scenario, about 12 s each, ~6 min in all; --long: three rounds with
-# longer quiet spells. Needs PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust; it also
+#          [--seed N] [--mixed-seconds N] [--rounds N] [--out FILE.md] [--workers N] [--rebuild | --no-build]
+# --short (default): one round per scenario, about 12 s each, ~6 min in all; rewrites --out outside its
+# marked sections. --long: 20 rounds of every store x fault cell with shorter spells (TTL 1 s; most
+# holds up to 100 ms, a long one on keep-alive for each fault to hit), then the mixed run: a seeded random schedule of faults
+# hitting holders and bystanders, --mixed-seconds (60) per store; about 50 min on 2 cores; prints the
+# seed (--seed N replays the schedule) and rewrites only the long-run section of --out and FILE-long.json.
+# --mixed: only the mixed run (give it its own --out). Needs PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust; it also
 # holds the fenced resource, and the restart fault restarts it), MariaDB on 127.0.0.1:3306 (root, no
 # password, database test) and redis-server (the harness starts its own; 6379 is never touched);
 # scripts/services.sh sets those up. The clock fault needs libfaketime: installed here with apt-get
@@ -37,15 +41,15 @@ rounds=""
 command="turnstile-chaos/run.sh" # what reproduces the report (build flags left out: they change nothing)
 while (($#)); do
   case "$1" in
-    --short | --long) args+=("$1"); command+=" $1"; shift ;;
-    --stores | --workers) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
+    --short | --long | --mixed) args+=("$1"); command+=" $1"; shift ;;
+    --stores | --workers | --seed | --mixed-seconds) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --faults) faults="$2"; args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --out) out="$(realpath -m "$2")"; command+=" $1 $2"; shift 2 ;;
     --cli) cli=1; command+=" $1"; shift ;;
     --rounds) rounds="$2"; command+=" $1 $2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,23p' "$self"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$self"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -79,4 +83,4 @@ if [[ -n $cli ]]; then
 fi
 exec java "${java_opts[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.ChaosRun \
-  --out "$out" --work-dir "$module/target/chaos" --command "$command" "${args[@]}"
+  --out "$out" --work-dir "$module/target/chaos" --command "$command" ${rounds:+--rounds "$rounds"} "${args[@]}"

@@ -1,6 +1,7 @@
 package dev.turnstile.chaos;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,10 +10,18 @@ import java.util.List;
  * the report.
  *
  * <pre>
- * ChaosRun [--short | --long] [--stores sqlite,postgresql,mariadb,redis,redlock (also redis-sentinel,redis-sentinel-noack)]
+ * ChaosRun [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock (also redis-sentinel,redis-sentinel-noack)]
  *          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
+ *          [--seed N] [--mixed-seconds 60] [--rounds N]
  *          [--out docs/reliability.md] [--work-dir turnstile-chaos/target/chaos] [--workers 5] [--command TEXT]
  * </pre>
+ *
+ * <p>{@code --short} (the default) writes the document outside its marked sections. {@code --long}
+ * runs every cell for {@link ChaosConfig#longRun 20 rounds}, then the mixed run (a seeded random
+ * schedule of faults, {@link Fault.Mixed}) on every store for {@code --mixed-seconds}, and writes
+ * only the document's {@link MarkedSection#LONG long-run section}; {@code --mixed} runs only the
+ * mixed part (and writes the long-run section with it alone: give it another {@code --out}). The
+ * seed is printed at the start; {@code --seed} replays a schedule.
  *
  * <p>Exit code 0 when every scenario passes, 1 when one fails, 2 for bad arguments.
  */
@@ -34,22 +43,29 @@ public final class ChaosRun {
         Path out = Path.of("docs/reliability.md");
         Path work = Path.of("turnstile-chaos/target/chaos");
         Integer workers = null;
+        Integer rounds = null;
+        Long seed = null;
+        int mixedSeconds = 60;
         String command = null;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--short" -> mode = "short";
                     case "--long" -> mode = "long";
+                    case "--mixed" -> mode = "mixed";
                     case "--stores" -> stores = List.of(value(args, ++i).split(","));
                     case "--faults" -> faults = List.of(value(args, ++i).split(","));
                     case "--out" -> out = Path.of(value(args, ++i));
                     case "--work-dir" -> work = Path.of(value(args, ++i));
-                    case "--workers" -> workers = Integer.parseInt(value(args, ++i));
+                    case "--workers" -> workers = positive(args, ++i);
+                    case "--rounds" -> rounds = positive(args, ++i);
+                    case "--mixed-seconds" -> mixedSeconds = positive(args, ++i);
+                    case "--seed" -> seed = number(args, ++i);
                     case "--command" -> command = value(args, ++i);
                     case "-h", "--help" -> {
-                        System.out.println("usage: ChaosRun [--short|--long] [--stores " + String.join(",", StoreSpec.ALL) + " (also: "
-                                + String.join(",", StoreSpec.EXTRA) + ")] [--faults "
-                                + String.join(",", Fault.ALL) + "] [--out FILE.md] [--work-dir DIR] [--workers N]");
+                        System.out.println("usage: ChaosRun [--short|--long|--mixed] [--stores " + String.join(",", StoreSpec.ALL)
+                                + " (also: " + String.join(",", StoreSpec.EXTRA) + ")] [--faults " + String.join(",", Fault.ALL)
+                                + "] [--seed N] [--mixed-seconds N] [--rounds N] [--out FILE.md] [--work-dir DIR] [--workers N]");
                         return;
                     }
                     default -> throw new IllegalArgumentException("unknown option '" + args[i] + "' (try --help)");
@@ -62,18 +78,63 @@ public final class ChaosRun {
             System.exit(2);
             return;
         }
-        ChaosConfig config = mode.equals("long") ? ChaosConfig.longRun(work) : ChaosConfig.shortRun(work);
+        ChaosConfig config = mode.equals("short") ? ChaosConfig.shortRun(work) : ChaosConfig.longRun(work);
         if (workers != null) {
             config = config.withWorkers(workers);
+        }
+        if (rounds != null) {
+            config = config.withRounds(rounds);
         }
         if (command == null) {
             command = "java " + ChaosRun.class.getName() + " " + String.join(" ", args);
         }
-        List<ScenarioResult> results = runMatrix(stores, faults, config, true);
-        Report.write(out, results, command, mode, config);
-        long failed = results.stream().filter(r -> !r.passed()).count();
-        System.out.println("report: " + out + " (" + (results.size() - failed) + " of " + results.size() + " scenarios pass)");
+        if (mode.equals("short")) {
+            List<ScenarioResult> results = runMatrix(stores, faults, config, true);
+            Report.write(out, results, command, mode, config);
+            long failed = results.stream().filter(r -> !r.passed()).count();
+            System.out.println("report: " + out + " (" + (results.size() - failed) + " of " + results.size() + " scenarios pass)");
+            System.exit(failed == 0 ? 0 : 1);
+            return;
+        }
+        long theSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
+        System.out.println("mixed-run seed: " + theSeed + " (replay its schedule with --seed " + theSeed + ")");
+        LoadSampler load = LoadSampler.start();
+        long start = System.nanoTime();
+        List<ScenarioResult> matrix = mode.equals("long") ? runMatrix(stores, faults, config, true) : List.of();
+        List<ScenarioResult> mixed = runMixed(stores, theSeed, Duration.ofSeconds(mixedSeconds), config, true);
+        long wall = Duration.ofNanos(System.nanoTime() - start).toMillis();
+        Report.writeLong(out, matrix, mixed, command, config,
+                new Report.LongRun(theSeed, Duration.ofSeconds(mixedSeconds), wall, load.stop()));
+        long failed = matrix.stream().filter(r -> !r.passed()).count() + mixed.stream().filter(r -> !r.passed()).count();
+        System.out.println("report: " + out + " (long-run section; " + (matrix.size() + mixed.size() - failed) + " of "
+                + (matrix.size() + mixed.size()) + " scenarios pass; seed " + theSeed + "; " + wall / 60000 + " min)");
         System.exit(failed == 0 ? 0 : 1);
+    }
+
+    /**
+     * Runs the mixed schedule on every store, one after the other.
+     *
+     * @param stores store names
+     * @param seed the schedule's seed
+     * @param length how long faults go on per store
+     * @param config the sizing
+     * @param progress print a line per store
+     * @return the results, store by store
+     */
+    public static List<ScenarioResult> runMixed(List<String> stores, long seed, Duration length, ChaosConfig config,
+            boolean progress) {
+        List<ScenarioResult> results = new ArrayList<>();
+        for (String name : stores) {
+            StoreSpec store = StoreSpec.named(name);
+            ScenarioResult r = Scenario.run(store, new Fault.Mixed(seed, length, store), config);
+            results.add(r);
+            if (progress) {
+                System.out.printf("[mixed] %s: %s (%.1f s, %d steps: %s; %d acquisitions, %d overlaps)%s%n", r.store(),
+                        r.passed() ? "PASS" : "FAIL", r.wallMillis() / 1000.0, r.rounds(), r.schedule(), r.acquisitions(),
+                        r.overlaps() == null ? 0 : r.overlaps().count(), r.passed() ? "" : " " + r.failures());
+            }
+        }
+        return results;
     }
 
     /**
@@ -109,6 +170,23 @@ public final class ChaosRun {
             }
         }
         return results;
+    }
+
+    private static int positive(String[] args, int i) {
+        long n = number(args, i);
+        if (n < 1 || n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a whole number of at least 1, not '" + args[i] + "'");
+        }
+        return (int) n;
+    }
+
+    private static long number(String[] args, int i) {
+        String v = value(args, i);
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a whole number, not '" + v + "'");
+        }
     }
 
     private static String value(String[] args, int i) {

@@ -34,7 +34,7 @@ import java.util.stream.Collectors;
  * JVM and its guard together — the one case nothing on the host can handle, where overlaps are
  * expected and the fence is what protects the resource. The other stores run on the embedded
  * SQLite file, as {@code turnstile run} does by default. Exit code 0 when every scenario meets its
- * expectation. The table goes into {@code --out} between the markers of {@link CliSection}, so
+ * expectation. The table goes into {@code --out} between the markers of {@link MarkedSection#CLI}, so
  * that it can be docs/reliability.md itself.
  */
 public final class CliChaos {
@@ -93,7 +93,7 @@ public final class CliChaos {
             System.out.println(line(r));
         }
         Files.createDirectories(out.toAbsolutePath().getParent());
-        CliSection.write(out, section(results, command));
+        MarkedSection.CLI.write(out, section(results, command));
         System.exit(results.stream().allMatch(Result::passed) ? 0 : 1);
     }
 

@@ -32,6 +32,7 @@ final class Cluster implements AutoCloseable {
         private final StringBuilder partial = new StringBuilder();
         long holdingFence = -1;
         long holdingSince;
+        long holdingPlannedMs;
         int acquisitions;
 
         WorkerProc(int id, Process process, List<TcpProxy> proxies, Path events, Path clockFile) {
@@ -55,9 +56,12 @@ final class Cluster implements AutoCloseable {
     private final boolean proxied;
     private final Path faketime;
     private final Path stopFile;
+    private final Path longFile;
     private final EventLog harness;
     private final List<WorkerProc> workers = new ArrayList<>();
     private int nextId;
+    private volatile long lastFaultAt = Long.MIN_VALUE;
+    private long lastAcquiredAt = Long.MIN_VALUE; // guarded by this
 
     Cluster(StoreInstance store, ChaosConfig config, Path dir, String lock, String resourceId, boolean proxied, Path faketime) {
         this.store = store;
@@ -68,6 +72,7 @@ final class Cluster implements AutoCloseable {
         this.proxied = proxied;
         this.faketime = faketime;
         this.stopFile = dir.resolve("STOP");
+        this.longFile = dir.resolve("LONG");
         this.harness = new EventLog(dir.resolve("harness.jsonl"), -1);
     }
 
@@ -81,7 +86,30 @@ final class Cluster implements AutoCloseable {
 
     /** Records a harness event now. */
     Event record(int worker, String type, String detail) {
-        return harness.add(worker, type, -1, null, detail);
+        Event e = harness.add(worker, type, -1, null, detail);
+        if (!type.equals(Event.STOP) && !type.equals(Event.DESTROY)) {
+            lastFaultAt = e.t();
+        }
+        return e;
+    }
+
+    /** When the harness last recorded a fault event (monotonic ns), or {@link Long#MIN_VALUE}. */
+    long lastFaultEnd() {
+        return lastFaultAt;
+    }
+
+    /** Waits until a worker acquires after monotonic time {@code t}; gives up quietly after {@code timeout}. */
+    void awaitAcquiredSince(long t, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            refresh();
+            synchronized (this) {
+                if (lastAcquiredAt > t) {
+                    return;
+                }
+            }
+            Harness.sleep(20);
+        }
     }
 
     List<WorkerProc> workers() {
@@ -111,7 +139,8 @@ final class Cluster implements AutoCloseable {
                 "id=" + id, "store=" + store.url(via), "lock=" + lock, "resource=" + config.resourceUrl(),
                 "resourceId=" + resourceId, "events=" + events, "stopFile=" + stopFile,
                 "ttlMs=" + config.ttl().toMillis(), "holdMs=" + config.hold().toMillis(),
-                "thinkMs=" + config.think().toMillis(), "waitMs=" + Math.max(10_000, 5 * config.ttl().toMillis())));
+                "thinkMs=" + config.think().toMillis(), "waitMs=" + Math.max(10_000, 5 * config.ttl().toMillis()),
+                "shortHoldMs=" + config.shortHold().toMillis(), "longShare=" + config.longHoldShare(), "longFile=" + longFile));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve(String.format("worker-%02d.log", id)).toFile());
         if (faketime != null) {
@@ -209,7 +238,9 @@ final class Cluster implements AutoCloseable {
                     case Event.ACQUIRED -> {
                         w.holdingFence = e.fence();
                         w.holdingSince = e.t();
+                        w.holdingPlannedMs = plannedHold(e.detail());
                         w.acquisitions++;
+                        lastAcquiredAt = Math.max(lastAcquiredAt, e.t());
                     }
                     case Event.RELEASE_CALL, Event.LOST -> {
                         if (e.fence() == w.holdingFence) {
@@ -243,19 +274,68 @@ final class Cluster implements AutoCloseable {
         }
     }
 
+    /** The hold a worker planned ({@code hold N ms} in its acquired event); long if it did not say. */
+    private long plannedHold(String detail) {
+        if (detail != null && detail.startsWith("hold ")) {
+            try {
+                return Long.parseLong(detail.substring(5, detail.indexOf(' ', 5)));
+            } catch (RuntimeException e) {
+                return config.hold().toMillis();
+            }
+        }
+        return config.hold().toMillis();
+    }
+
+    /**
+     * Finds a live, running worker in a long hold (one of {@link ChaosConfig#hold()}) that began at
+     * most a third of it ago, so that most of the hold is ahead of it: the holder a fault aims at.
+     *
+     * @return the holder, or {@code null} if none turned up within {@code timeout}
+     */
+    WorkerProc awaitFreshHolder(Duration timeout) {
+        return awaitHolder(config.hold().dividedBy(3), config.hold().toMillis(), timeout);
+    }
+
+    /**
+     * Finds a live, running worker in a long hold, however long it has held.
+     *
+     * @return the holder, or {@code null} if none turned up within {@code timeout}
+     */
+    WorkerProc awaitLongHolder(Duration timeout) {
+        return awaitHolder(Duration.ofDays(1), config.hold().toMillis(), timeout);
+    }
+
     /**
      * Finds a live, running worker that holds the lock and acquired it at most {@code maxAge} ago.
      *
      * @return the holder, or {@code null} if none turned up within {@code timeout}
      */
     WorkerProc awaitHolder(Duration maxAge, Duration timeout) {
+        return awaitHolder(maxAge, 0, timeout);
+    }
+
+    /** The live worker (neither killed nor paused) number {@code pick} modulo their count; {@code null} if there is none. */
+    synchronized WorkerProc anyWorker(int pick) {
+        List<WorkerProc> live = workers.stream().filter(w -> !w.killed && !w.paused && w.process.isAlive()).toList();
+        return live.isEmpty() ? null : live.get(Math.floorMod(pick, live.size()));
+    }
+
+    private WorkerProc awaitHolder(Duration maxAge, long minPlannedMs, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
+        if (minPlannedMs > 0 && config.shortHold().toMillis() > 0) {
+            try {
+                Files.writeString(longFile, "hold long\n"); // the next worker to acquire deletes it and holds long
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
         while (System.nanoTime() < deadline) {
             refresh();
             long now = System.nanoTime();
             synchronized (this) {
                 for (WorkerProc w : workers) {
-                    if (!w.killed && !w.paused && w.process.isAlive() && w.holdingFence >= 0 && now - w.holdingSince <= maxAge.toNanos()) {
+                    if (!w.killed && !w.paused && w.process.isAlive() && w.holdingFence >= 0 && now - w.holdingSince <= maxAge.toNanos()
+                            && w.holdingPlannedMs >= minPlannedMs) {
                         return w;
                     }
                 }
@@ -267,7 +347,12 @@ final class Cluster implements AutoCloseable {
 
     /** SIGKILLs a worker; the kill is recorded first, so the holder is dead by the recorded time plus a few ms. */
     void kill(WorkerProc w) {
-        record(w.id, Event.KILL, "pid " + w.pid());
+        kill(w, false);
+    }
+
+    /** SIGKILLs a worker; {@code bystander}: chosen at random, not as the holder (recorded with the kill). */
+    void kill(WorkerProc w, boolean bystander) {
+        record(w.id, Event.KILL, "pid " + w.pid() + (bystander ? ", " + BYSTANDER : ""));
         w.killed = true;
         w.process.destroyForcibly();
         try {
@@ -279,10 +364,23 @@ final class Cluster implements AutoCloseable {
 
     /** SIGSTOPs a worker. */
     void pause(WorkerProc w) {
+        pause(w, false);
+    }
+
+    /**
+     * SIGSTOPs a worker.
+     *
+     * @param bystander the harness chose it at random, not as the holder: a pause that finds it
+     *     holding nothing is not a missed fault (see {@link PausedHolderChecker})
+     */
+    void pause(WorkerProc w, boolean bystander) {
         w.paused = true;
         Harness.signal(w.pid(), "STOP");
-        record(w.id, Event.PAUSE, "pid " + w.pid());
+        record(w.id, Event.PAUSE, "pid " + w.pid() + (bystander ? ", " + BYSTANDER : ""));
     }
+
+    /** Marks a harness event aimed at a worker chosen at random rather than at the holder. */
+    static final String BYSTANDER = "bystander";
 
     /** SIGCONTs a worker; recorded before the signal, so loss latencies are not understated. */
     void resume(WorkerProc w) {

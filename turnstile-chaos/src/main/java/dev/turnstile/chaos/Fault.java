@@ -65,24 +65,50 @@ public sealed interface Fault {
             case "kill" -> new KillHolder();
             case "pause" -> new PauseHolder();
             case "partition" -> new Partition();
-            case "latency" -> new Latency(Duration.ofMillis(30), Duration.ofSeconds(4));
+            case "latency" -> new Latency(Duration.ofMillis(30));
             case "restart" -> new RestartStore();
             case "redlock-minority" -> new RedlockNodesDown(false);
             case "redlock-majority" -> new RedlockNodesDown(true);
-            case "clock" -> new ClockJump(Duration.ofMinutes(5));
+            case "clock" -> new ClockJump();
             case "failover" -> new Failover();
             case "store-pause" -> new PauseStore();
             default -> throw new IllegalArgumentException("unknown fault '" + id + "': known faults are " + String.join(", ", ALL));
         };
     }
 
-    /** A holder that acquired at most this long ago still has most of its hold ahead of it. */
-    private static Duration fresh(ChaosConfig c) {
-        return c.hold().dividedBy(3);
-    }
-
     /** How long to look for a holder before giving up on a round. */
     Duration FIND_HOLDER = Duration.ofSeconds(20);
+
+    /**
+     * A fault aimed at one worker: in the matrix always the holder; in the {@link Mixed} run the
+     * holder or any other worker, at random.
+     */
+    sealed interface Targeted extends Fault {
+        /** The holder this fault aims at in the matrix, or {@code null} if none turned up in time. */
+        WorkerProc target(Cluster cluster);
+
+        /** What {@link #inject} reports when {@link #target} found nobody. */
+        String missed();
+
+        /**
+         * Hits one worker and waits until the fault is over.
+         *
+         * @param cluster the running workers and store
+         * @param target the worker to hit
+         * @param bystander it was chosen at random, not as the holder (recorded with the fault)
+         */
+        void hit(Cluster cluster, WorkerProc target, boolean bystander);
+
+        @Override
+        default String inject(Cluster cluster) {
+            WorkerProc target = target(cluster);
+            if (target == null) {
+                return missed();
+            }
+            hit(cluster, target, false);
+            return null;
+        }
+    }
 
     /** No fault: the control run. */
     record NoFault() implements Fault {
@@ -97,29 +123,24 @@ public sealed interface Fault {
         }
     }
 
-    /** SIGKILL of the current holder. */
-    record KillHolder() implements Fault {
+    /** SIGKILL of the current holder (one in a long hold, as every hold of the short run is). */
+    record KillHolder() implements Targeted {
         @Override public String id() { return "kill"; }
         @Override public boolean appliesTo(StoreSpec store) { return true; }
         @Override public Set<String> recoveryEvents() { return Set.of(Event.KILL); }
         @Override public String describe(ChaosConfig c) { return "SIGKILL of the current holder"; }
-
-        @Override
-        public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(Duration.ofDays(1), FIND_HOLDER);
-            if (holder == null) {
-                return "no holder to kill";
-            }
-            cluster.kill(holder);
-            return null;
-        }
+        @Override public WorkerProc target(Cluster cluster) { return cluster.awaitLongHolder(FIND_HOLDER); }
+        @Override public String missed() { return "no holder to kill"; }
+        @Override public void hit(Cluster cluster, WorkerProc target, boolean bystander) { cluster.kill(target, bystander); }
     }
 
     /** SIGSTOP of the current holder for longer than its TTL, then SIGCONT. */
-    record PauseHolder() implements Fault {
+    record PauseHolder() implements Targeted {
         @Override public String id() { return "pause"; }
         @Override public boolean appliesTo(StoreSpec store) { return true; }
         @Override public Set<String> recoveryEvents() { return Set.of(Event.PAUSE); }
+        @Override public WorkerProc target(Cluster cluster) { return cluster.awaitFreshHolder(FIND_HOLDER); }
+        @Override public String missed() { return "no holder to pause"; }
 
         @Override
         public String describe(ChaosConfig c) {
@@ -127,24 +148,21 @@ public sealed interface Fault {
         }
 
         @Override
-        public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
-            if (holder == null) {
-                return "no holder to pause";
-            }
-            cluster.pause(holder);
+        public void hit(Cluster cluster, WorkerProc target, boolean bystander) {
+            cluster.pause(target, bystander);
             Harness.sleep(cluster.config().outage().toMillis());
-            cluster.resume(holder);
-            return null;
+            cluster.resume(target);
         }
     }
 
     /** The holder's connections to the store blackholed both ways for longer than its TTL, then healed. */
-    record Partition() implements Fault {
+    record Partition() implements Targeted {
         @Override public String id() { return "partition"; }
         @Override public boolean appliesTo(StoreSpec store) { return store.networked(); }
         @Override public boolean needsProxy() { return true; }
         @Override public Set<String> recoveryEvents() { return Set.of(Event.PARTITION); }
+        @Override public WorkerProc target(Cluster cluster) { return cluster.awaitFreshHolder(FIND_HOLDER); }
+        @Override public String missed() { return "no holder to partition"; }
 
         @Override
         public String describe(ChaosConfig c) {
@@ -152,41 +170,37 @@ public sealed interface Fault {
         }
 
         @Override
-        public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
-            if (holder == null) {
-                return "no holder to partition";
-            }
-            holder.proxies.forEach(TcpProxy::blackhole);
-            cluster.record(holder.id, Event.PARTITION, "all " + holder.proxies.size() + " store endpoints");
+        public void hit(Cluster cluster, WorkerProc target, boolean bystander) {
+            target.proxies.forEach(TcpProxy::blackhole);
+            cluster.record(target.id, Event.PARTITION, "all " + target.proxies.size() + " store endpoints"
+                    + (bystander ? ", " + Cluster.BYSTANDER : ""));
             Harness.sleep(cluster.config().outage().toMillis());
-            cluster.record(holder.id, Event.HEAL, null);
-            holder.proxies.forEach(TcpProxy::heal);
-            return null;
+            cluster.record(target.id, Event.HEAL, null);
+            target.proxies.forEach(TcpProxy::heal);
         }
     }
 
     /**
-     * Latency between every worker and the store.
+     * Latency between every worker and the store, for {@link ChaosConfig#latencySpell()}.
      *
      * @param delay added to every chunk in each direction
-     * @param length how long it lasts
      */
-    record Latency(Duration delay, Duration length) implements Fault {
+    record Latency(Duration delay) implements Fault {
         @Override public String id() { return "latency"; }
         @Override public boolean appliesTo(StoreSpec store) { return store.networked(); }
         @Override public boolean needsProxy() { return true; }
 
         @Override
         public String describe(ChaosConfig c) {
-            return "+" + delay.toMillis() + " ms each way between every worker and the store for " + length.toSeconds() + " s";
+            return "+" + delay.toMillis() + " ms each way between every worker and the store for "
+                    + c.latencySpell().toMillis() / 1000.0 + " s";
         }
 
         @Override
         public String inject(Cluster cluster) {
             cluster.record(-1, Event.DELAY_ON, delay.toMillis() + " ms each way");
             cluster.allProxies().forEach(p -> p.delay(delay));
-            Harness.sleep(length.toMillis());
+            Harness.sleep(cluster.config().latencySpell().toMillis());
             cluster.allProxies().forEach(TcpProxy::heal);
             cluster.record(-1, Event.DELAY_OFF, null);
             return null;
@@ -206,7 +220,7 @@ public sealed interface Fault {
 
         @Override
         public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            WorkerProc holder = cluster.awaitFreshHolder(FIND_HOLDER);
             if (holder == null) {
                 return "nobody held the lock to restart under";
             }
@@ -270,7 +284,7 @@ public sealed interface Fault {
 
         @Override
         public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            WorkerProc holder = cluster.awaitFreshHolder(FIND_HOLDER);
             if (holder == null) {
                 return "nobody held the lock";
             }
@@ -285,44 +299,41 @@ public sealed interface Fault {
     }
 
     /**
-     * The holder's wall clock jumped forward, then back, with libfaketime (the monotonic clock is
-     * left alone).
-     *
-     * @param jump how far
+     * The holder's wall clock jumped forward, then back, by {@link ChaosConfig#clockJump()}, with
+     * libfaketime (the monotonic clock is left alone).
      */
-    record ClockJump(Duration jump) implements Fault {
+    record ClockJump() implements Targeted {
         @Override public String id() { return "clock"; }
         @Override public boolean appliesTo(StoreSpec store) { return true; }
         @Override public boolean needsFaketime() { return true; }
+        @Override public WorkerProc target(Cluster cluster) { return cluster.awaitFreshHolder(FIND_HOLDER); }
+        @Override public String missed() { return "no holder to skew"; }
 
         @Override
         public String describe(ChaosConfig c) {
-            return "holder's wall clock jumped +" + jump.toMinutes() + " min, then to -" + jump.toMinutes()
-                    + " min, then back (libfaketime, monotonic clock untouched)";
+            String jump = c.clockJump().toSeconds() % 60 == 0 ? c.clockJump().toMinutes() + " min" : c.clockJump().toSeconds() + " s";
+            return "holder's wall clock jumped +" + jump + ", then to -" + jump + ", then back, " + c.clockStep().toMillis()
+                    + " ms each (libfaketime, monotonic clock untouched)";
         }
 
         @Override
-        public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
-            if (holder == null) {
-                return "no holder to skew";
-            }
-            long s = jump.toSeconds();
-            setClock(cluster, holder, "+" + s + "s");
-            Harness.sleep(2500);
-            setClock(cluster, holder, "-" + s + "s");
-            Harness.sleep(2500);
-            setClock(cluster, holder, "+0s");
-            return null;
+        public void hit(Cluster cluster, WorkerProc target, boolean bystander) {
+            long s = cluster.config().clockJump().toSeconds();
+            String who = bystander ? ", " + Cluster.BYSTANDER : "";
+            setClock(cluster, target, "+" + s + "s", who);
+            Harness.sleep(cluster.config().clockStep().toMillis());
+            setClock(cluster, target, "-" + s + "s", who);
+            Harness.sleep(cluster.config().clockStep().toMillis());
+            setClock(cluster, target, "+0s", who);
         }
 
-        private static void setClock(Cluster cluster, WorkerProc w, String offset) {
+        private static void setClock(Cluster cluster, WorkerProc w, String offset, String who) {
             try {
                 Files.writeString(w.clockFile, offset + "\n");
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            cluster.record(w.id, Event.CLOCK_JUMP, offset);
+            cluster.record(w.id, Event.CLOCK_JUMP, offset + who);
         }
     }
 
@@ -345,7 +356,7 @@ public sealed interface Fault {
 
         @Override
         public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            WorkerProc holder = cluster.awaitFreshHolder(FIND_HOLDER);
             if (holder == null) {
                 return "nobody held the lock";
             }
@@ -371,6 +382,113 @@ public sealed interface Fault {
             master.start(List.of("--replicaof", "127.0.0.1", Integer.toString(replica.port())));
             s.swapRoles();
             return null;
+        }
+    }
+
+    /**
+     * The mixed run: a random schedule of every fault that applies to the store, seeded so that
+     * the same seed gives the same schedule (which fault, holder or bystander, and the gaps between
+     * faults; what the workers do meanwhile is up to the scheduler). Each step waits a random
+     * 0..{@link ChaosConfig#settle()}, picks a fault, and aims a worker fault at the holder or, as
+     * often, at any live worker (a bystander: one waiting in acquire, thinking, or holding after
+     * all). A killed worker is replaced at once. On single-node stores only the faults under which
+     * the store promises exclusion are drawn (no restart of a Redis without persistence, no clock
+     * jump on SQLite, no failover), so any overlap fails; Redlock draws all of its faults.
+     */
+    final class Mixed implements Fault {
+        private final long seed;
+        private final Duration length;
+        private final List<Fault> choices;
+        private final java.util.Random random;
+        private final java.util.Map<String, Integer> tally = new java.util.TreeMap<>();
+
+        /**
+         * A schedule for one store.
+         *
+         * @param seed the run's seed (printed, and accepted by {@code --seed})
+         * @param length how long faults go on
+         * @param store the store; its name is mixed into the seed, so each store has its own
+         *     schedule and replaying one store alone gives the same one
+         */
+        public Mixed(long seed, Duration length, StoreSpec store) {
+            this.seed = seed;
+            this.length = length;
+            this.random = new java.util.Random(seed * 31 + store.name().hashCode());
+            this.choices = ALL.stream().filter(id -> !id.equals("none")).map(Fault::named)
+                    .filter(f -> f.appliesTo(store) && (!store.singleNode() || keepsExclusion(f, store))).toList();
+        }
+
+        private static boolean keepsExclusion(Fault f, StoreSpec store) {
+            return !(f instanceof Failover) && !(f instanceof RestartStore && !store.durable())
+                    && !(f instanceof ClockJump && !store.ownClock());
+        }
+
+        /** The seed. */
+        public long seed() {
+            return seed;
+        }
+
+        /** How long faults go on. */
+        public Duration length() {
+            return length;
+        }
+
+        /** The faults drawn from. */
+        public List<String> choices() {
+            return choices.stream().map(Fault::id).toList();
+        }
+
+        /** What was injected so far, by fault (and target: holder or bystander), with counts. */
+        public synchronized String tally() {
+            StringBuilder b = new StringBuilder();
+            tally.forEach((k, v) -> b.append(b.length() == 0 ? "" : ", ").append(k).append(" ×").append(v));
+            return b.toString();
+        }
+
+        @Override public String id() { return "mixed"; }
+        @Override public boolean appliesTo(StoreSpec store) { return true; }
+        @Override public boolean needsProxy() { return choices.stream().anyMatch(Fault::needsProxy); }
+        @Override public boolean needsFaketime() { return choices.stream().anyMatch(Fault::needsFaketime); }
+        @Override public Set<String> recoveryEvents() { return Set.of(Event.KILL, Event.PAUSE, Event.PARTITION); }
+
+        @Override
+        public String describe(ChaosConfig c) {
+            return "random schedule (seed " + seed + ") for " + length.toSeconds() + " s of " + String.join(", ", choices())
+                    + ": a random 0-" + c.settle().toMillis() + " ms gap, then one fault; worker faults hit the holder or, "
+                    + "as often, any live worker";
+        }
+
+        /** One step of the schedule: a gap, then one fault. */
+        @Override
+        public String inject(Cluster cluster) {
+            Harness.sleep(random.nextLong(cluster.config().settle().toMillis() + 1));
+            Fault f = choices.get(random.nextInt(choices.size()));
+            String name = f.id();
+            if (f instanceof Targeted t) {
+                boolean bystander = random.nextBoolean();
+                int pick = random.nextInt(1 << 20); // drawn every step, so the schedule does not depend on timing
+                WorkerProc target = bystander ? null : cluster.awaitFreshHolder(Duration.ofSeconds(5));
+                if (target == null) {
+                    bystander = true;
+                    target = cluster.anyWorker(pick);
+                }
+                if (target == null) {
+                    return "no live worker to hit with " + name;
+                }
+                name += bystander ? " (bystander)" : " (holder)";
+                t.hit(cluster, target, bystander);
+                if (f instanceof KillHolder) {
+                    cluster.spawn(); // keep K contenders
+                }
+                count(name);
+                return null;
+            }
+            count(name);
+            return f.inject(cluster);
+        }
+
+        private synchronized void count(String name) {
+            tally.merge(name, 1, Integer::sum);
         }
     }
 }

@@ -31,8 +31,8 @@ public final class Report {
             if (out.toAbsolutePath().getParent() != null) {
                 Files.createDirectories(out.toAbsolutePath().getParent());
             }
-            String cliSection = CliSection.in(out); // CliChaos's part of the document stays
-            Files.writeString(out, markdown(results, command, mode, config) + (cliSection.isEmpty() ? "" : "\n" + cliSection));
+            String marked = MarkedSection.allIn(out); // the long run's and CliChaos's parts of the document stay
+            Files.writeString(out, markdown(results, command, mode, config) + (marked.isEmpty() ? "" : "\n" + marked));
             Files.writeString(json, Json.pretty(json(results, command, mode, config)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -136,6 +136,159 @@ public final class Report {
             }
         }
         return b.toString();
+    }
+
+    /**
+     * What the long run needs besides its results: the mixed run's seed and how the machine was.
+     *
+     * @param seed the mixed run's seed
+     * @param mixedLength how long each store's mixed run went on
+     * @param wallMillis the whole run's duration
+     * @param machine cores and load during the run, in words
+     */
+    record LongRun(long seed, java.time.Duration mixedLength, long wallMillis, String machine) {}
+
+    /**
+     * Writes the long run's tables as the {@link MarkedSection#LONG} section of {@code out} (the rest
+     * of it, the short run's table and the CLI section, stays as it is) and its JSON twin
+     * ({@code out} with a {@code -long.json} ending).
+     *
+     * @param out the Markdown file
+     * @param matrix the store × fault cells, 20 rounds each
+     * @param mixed the mixed runs, one per store
+     * @param command the command that reproduces the run
+     * @param config the sizing
+     * @param run the seed, duration and machine
+     */
+    public static void writeLong(Path out, List<ScenarioResult> matrix, List<ScenarioResult> mixed, String command,
+            ChaosConfig config, LongRun run) {
+        Path json = out.resolveSibling(out.getFileName().toString().replaceFirst("\\.md$", "") + "-long.json");
+        try {
+            if (out.toAbsolutePath().getParent() != null) {
+                Files.createDirectories(out.toAbsolutePath().getParent());
+            }
+            MarkedSection.LONG.write(out, longMarkdown(matrix, mixed, command, config, run, json.getFileName().toString()));
+            Map<String, Object> m = json(matrix, command, "long", config);
+            m.put("seed", run.seed());
+            m.put("mixedSeconds", run.mixedLength().toSeconds());
+            m.put("wallSeconds", run.wallMillis() / 1000);
+            m.put("machine", run.machine());
+            m.put("mixedPassed", mixed.stream().filter(ScenarioResult::passed).count());
+            List<Object> ms = new ArrayList<>();
+            mixed.forEach(r -> ms.add(r.toMap()));
+            m.put("mixed", ms);
+            Files.writeString(json, Json.pretty(m));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String longMarkdown(List<ScenarioResult> matrix, List<ScenarioResult> mixed, String command, ChaosConfig c, LongRun run,
+            String jsonName) {
+        StringBuilder b = new StringBuilder();
+        long passed = matrix.stream().filter(ScenarioResult::passed).count();
+        long mixedPassed = mixed.stream().filter(ScenarioResult::passed).count();
+        int minRounds = matrix.stream().mapToInt(ScenarioResult::rounds).min().orElse(0);
+        b.append("## Long run: ").append(c.rounds()).append(" fault rounds per cell, and a mixed random schedule\n\n");
+        b.append("Reproduce with (the seed replays the mixed run's schedule of faults):\n\n```\n").append(command);
+        if (!command.contains("--seed")) {
+            b.append(" --seed ").append(run.seed());
+        }
+        b.append("\n```\n\n");
+        b.append(String.format("Generated %s in %d min on a %s. Sizing, shorter than the short run's so that %d rounds of every "
+                + "cell fit in about an hour: %d worker JVMs per cell, TTL %d ms, keep-alive every %d ms; long holds (%d ms "
+                + "between the two fenced writes, living on keep-alive) are %.0f%% of the holds plus one the harness asks for "
+                + "before each fault, the others last 0-%d ms, so a cell sees hundreds of hand-overs; each round is %d ms of contention, the fault (aimed at a holder in a long hold), "
+                + "then %d ms to settle; pauses, partitions and Redlock node losses last %d ms, latency %d ms, each clock jump "
+                + "%d ms. Recovery limit TTL + one heartbeat + 1 s = %d ms; a paused holder must be told within %d ms of "
+                + "running again. **%d of %d cells pass** (each with at least %d rounds); **%d of %d mixed runs pass**. "
+                + "Machine-readable: `%s` beside this file.%n%n",
+                OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MINUTES), Math.round(run.wallMillis() / 60000.0),
+                run.machine(), c.rounds(), c.workers(), c.ttl().toMillis(), c.heartbeat().toMillis(), c.hold().toMillis(),
+                100 * c.longHoldShare(), c.shortHold().toMillis(), c.warmup().toMillis(), c.settle().toMillis(), c.outage().toMillis(),
+                c.latencySpell().toMillis(), c.clockStep().toMillis(), c.recoveryLimit().toMillis(), c.lossNoticeLimit().toMillis(),
+                passed, matrix.size(), minRounds, mixedPassed, mixed.size(), jsonName));
+        if (!matrix.isEmpty()) {
+            b.append("| store | fault | rounds | acquisitions | overlaps (longest) | writes accepted / out of order "
+                    + "| stale writes rejected | fence regressions | recovery median / worst | taken over: told / silent "
+                    + "| paused holders told in time | result | notes |\n");
+            b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+            for (ScenarioResult r : matrix) {
+                b.append("| ").append(r.store()).append(" | ").append(r.fault()).append(" | ");
+                cells(b, r);
+            }
+        }
+        if (!mixed.isEmpty()) {
+            b.append(String.format("%n### Mixed run: seed %d, %d s of random faults per store%n%n", run.seed(),
+                    run.mixedLength().toSeconds()));
+            b.append("Each store in turn: the same workers and checks as above, while a random schedule (seeded; "
+                    + "each store's mixes its name into the seed) injects one fault after another with a random 0-")
+                    .append(c.settle().toMillis()).append(" ms gap. Worker faults (kill, pause, partition, clock) hit the "
+                    + "holder or, as often, any live worker (a bystander: waiting, thinking or, after all, holding); a "
+                    + "killed worker is replaced at once. Single-node stores draw only the faults under which they promise "
+                    + "exclusion (no restart of a Redis without persistence, no clock jump on SQLite), so any overlap fails; "
+                    + "Redlock draws all of its faults. The same seed gives the same schedule; what the workers do "
+                    + "meanwhile is up to the machine.\n\n");
+            b.append("| store | steps | schedule | acquisitions | overlaps (longest) | writes accepted / out of order "
+                    + "| stale writes rejected | fence regressions | recovery median / worst | taken over: told / silent "
+                    + "| paused holders told in time | result | notes |\n");
+            b.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+            for (ScenarioResult r : mixed) {
+                b.append("| ").append(r.store()).append(" | ").append(r.rounds()).append(" | ").append(escape(r.schedule()))
+                        .append(" | ");
+                cells(b, r.withRounds(-1, r.schedule()));
+            }
+        }
+        List<ScenarioResult> failed = new ArrayList<>();
+        matrix.stream().filter(r -> !r.passed()).forEach(failed::add);
+        mixed.stream().filter(r -> !r.passed()).forEach(failed::add);
+        if (!failed.isEmpty()) {
+            b.append("\n### Failures of the long run\n\n");
+            for (ScenarioResult r : failed) {
+                b.append("- ").append(r.store()).append(" × ").append(r.fault())
+                        .append(r.fault().equals("mixed") ? " (seed " + run.seed() + ")" : "").append(" (`").append(r.dir()).append("`):\n");
+                r.failures().stream().limit(10).forEach(f -> b.append("  - ").append(escape(f)).append('\n'));
+                if (r.failures().size() > 10) {
+                    b.append("  - … and ").append(r.failures().size() - 10).append(" more (see the JSON)\n");
+                }
+            }
+        }
+        b.append("\nThe columns are those of the short table, summed over the rounds; \"recovery\" is over every kill, pause "
+                + "and partition (of a holder or, in the mixed run, of a bystander); \"paused holders told in time\" counts the "
+                + "pauses that stopped a holder. Notes that repeat each round are shown once with their count.\n");
+        return b.toString();
+    }
+
+    /** The cells from "rounds" (when {@code r.rounds() >= 0}) to "notes" of a long-run row. */
+    private static void cells(StringBuilder b, ScenarioResult r) {
+        if (r.rounds() >= 0) {
+            b.append(r.rounds()).append(" | ");
+        }
+        b.append(r.acquisitions()).append(" | ");
+        b.append(r.overlaps().count()).append(r.overlaps().count() > 0 ? " (" + Verdict.ms(r.overlaps().maxMillis()) + ")" : "");
+        b.append(" | ").append(r.fences().accepted()).append(" / ").append(r.fences().outOfOrder().size());
+        b.append(" | ").append(r.fences().rejected());
+        b.append(" | ").append(r.fences().regressions().size());
+        b.append(" | ");
+        double[] rec = r.recovery().recoveries().stream().mapToDouble(RecoveryChecker.Recovery::millis).sorted().toArray();
+        b.append(rec.length == 0 ? "–" : Verdict.ms(rec[rec.length / 2]) + " / " + Verdict.ms(rec[rec.length - 1]));
+        b.append(" | ").append(r.losses().told()).append(" / ").append(r.losses().silent().size());
+        long paused = r.pausedHolders();
+        long pausedOk = r.pauses().stream().filter(p -> p.hold() != null && p.ok()).count();
+        b.append(" | ").append(paused == 0 ? "–" : pausedOk + " of " + paused);
+        b.append(" | ").append(r.passed() ? "PASS" : "**FAIL** (" + r.failures().size() + ")");
+        b.append(" | ").append(escape(String.join("; ", collapse(r.notes())))).append(" |\n");
+    }
+
+    /** Notes that differ only in their numbers, once each: the first with "(×N)". */
+    static List<String> collapse(List<String> notes) {
+        Map<String, List<String>> groups = new LinkedHashMap<>();
+        for (String n : notes) {
+            groups.computeIfAbsent(n.replaceAll("[0-9]+(\\.[0-9]+)?", "#"), k -> new ArrayList<>()).add(n);
+        }
+        List<String> out = new ArrayList<>();
+        groups.values().forEach(g -> out.add(g.get(0) + (g.size() > 1 ? " (and " + (g.size() - 1) + " more like it)" : "")));
+        return out;
     }
 
     private static String escape(String s) {

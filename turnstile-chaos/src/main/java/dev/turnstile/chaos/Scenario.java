@@ -40,6 +40,7 @@ public final class Scenario {
         }
         List<String> problems = new ArrayList<>();
         int workers = config.workers();
+        int rounds = 0;
         try {
             Path faketime = fault.needsFaketime() ? FakeTime.library() : null;
             try (StoreInstance instance = store.start(dir)) {
@@ -50,22 +51,39 @@ public final class Scenario {
                         cluster.spawn();
                     }
                     cluster.awaitAcquisitions(1, Duration.ofSeconds(60));
-                    for (int round = 0; round < config.rounds(); round++) {
-                        Harness.sleep(config.warmup().toMillis());
-                        String problem = fault.inject(cluster);
-                        if (problem != null) {
-                            problems.add("fault not injected in round " + (round + 1) + ": " + problem);
+                    if (fault instanceof Fault.Mixed mixed) {
+                        // a time-boxed random schedule: each step is its own gap and fault
+                        long end = System.nanoTime() + mixed.length().toNanos();
+                        while (System.nanoTime() < end) {
+                            rounds++;
+                            String problem = fault.inject(cluster);
+                            if (problem != null) {
+                                problems.add("step " + rounds + ": " + problem);
+                            }
                         }
                         Harness.sleep(config.settle().toMillis());
-                        if (fault instanceof Fault.KillHolder && round + 1 < config.rounds()) {
-                            cluster.spawn(); // keep K contenders
-                            workers++;
+                        awaitRecovery(cluster, config);
+                    } else {
+                        for (int round = 0; round < config.rounds(); round++) {
+                            rounds++;
+                            Harness.sleep(config.warmup().toMillis());
+                            String problem = fault.inject(cluster);
+                            if (problem != null) {
+                                problems.add("fault not injected in round " + (round + 1) + ": " + problem);
+                            }
+                            Harness.sleep(config.settle().toMillis());
+                            if (fault instanceof Fault.KillHolder && round + 1 < config.rounds()) {
+                                cluster.spawn(); // keep K contenders
+                            }
                         }
+                        awaitRecovery(cluster, config);
                     }
+                    workers = cluster.workers().size();
                     cluster.stop(Duration.ofSeconds(20));
                 }
             } finally {
-                if (fault instanceof Fault.RestartStore && store.kind() == StoreSpec.Kind.POSTGRESQL) {
+                if (store.kind() == StoreSpec.Kind.POSTGRESQL
+                        && (fault instanceof Fault.RestartStore || fault instanceof Fault.Mixed)) {
                     StoreInstance.awaitPostgres(120);
                 }
             }
@@ -73,10 +91,20 @@ public final class Scenario {
             log.error("scenario {} failed", id, e);
             problems.add("harness error: " + e);
         }
-        return analyse(store, fault, config, dir, workers, problems, start);
+        return analyse(store, fault, config, dir, workers, rounds, problems, start);
     }
 
-    private static ScenarioResult analyse(StoreSpec store, Fault fault, ChaosConfig config, Path dir, int workers,
+    /**
+     * Lets the run go on after the last fault until someone acquires (at most the recovery limit
+     * and 2 s more), so a settle shorter than a recovery does not end the run before it: the
+     * liveness check wants an acquisition after the last fault, and the long run's settle (1 s) is
+     * shorter than its recovery limit. Acquisitions are counted from the moment the fault ended.
+     */
+    private static void awaitRecovery(Cluster cluster, ChaosConfig config) {
+        cluster.awaitAcquiredSince(cluster.lastFaultEnd(), config.recoveryLimit().plusSeconds(2));
+    }
+
+    private static ScenarioResult analyse(StoreSpec store, Fault fault, ChaosConfig config, Path dir, int workers, int rounds,
             List<String> problems, long start) {
         History history;
         try {
@@ -85,8 +113,9 @@ public final class Scenario {
             problems.add("cannot read the history: " + e);
             history = History.load(dir, List.of());
         }
-        return check(store, fault, config, history, dir.toString(), workers, problems,
+        ScenarioResult r = check(store, fault, config, history, dir.toString(), workers, problems,
                 Duration.ofNanos(System.nanoTime() - start).toMillis());
+        return r.withRounds(rounds, fault instanceof Fault.Mixed m ? m.tally() : "");
     }
 
     /**
@@ -112,6 +141,6 @@ public final class Scenario {
         Verdict v = Verdict.judge(store, fault, config, history, overlaps, fences, recovery, losses, pauses, problems);
         return new ScenarioResult(store.name(), fault.id(), fault.describe(config), dir, wallMillis, workers,
                 history.acquisitions().size(), overlaps, fences, recovery, losses, pauses, List.copyOf(v.failures),
-                List.copyOf(v.notes));
+                List.copyOf(v.notes), fault instanceof Fault.Mixed ? 0 : config.rounds(), "");
     }
 }

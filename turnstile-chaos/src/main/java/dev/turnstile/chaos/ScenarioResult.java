@@ -22,15 +22,28 @@ import java.util.Map;
  * @param pauses the paused-holder checks (pause fault only)
  * @param failures the pass criteria this scenario broke; empty when it passed
  * @param notes what the store cannot promise, with the measured figure, and other remarks
+ * @param rounds fault rounds run (for the mixed run: steps of its schedule)
+ * @param schedule the mixed run's faults with their counts; empty for a matrix cell
  */
 public record ScenarioResult(String store, String fault, String faultDescription, String dir, long wallMillis, int workers,
         int acquisitions, OverlapChecker.Result overlaps, FenceOrderChecker.Result fences, RecoveryChecker.Result recovery,
         LossNotificationChecker.Result losses, List<PausedHolderChecker.PauseCheck> pauses, List<String> failures,
-        List<String> notes) {
+        List<String> notes, int rounds, String schedule) {
 
     /** Tells whether every pass criterion held. */
     public boolean passed() {
         return failures.isEmpty();
+    }
+
+    /** A copy with the rounds actually run and the mixed run's schedule. */
+    public ScenarioResult withRounds(int n, String schedule) {
+        return new ScenarioResult(store, fault, faultDescription, dir, wallMillis, workers, acquisitions, overlaps, fences, recovery,
+                losses, pauses, failures, notes, n, schedule);
+    }
+
+    /** Holds the pause fault stopped that were a holder's (bystander pauses of the mixed run that held nothing are not). */
+    public long pausedHolders() {
+        return pauses.stream().filter(p -> p.hold() != null).count();
     }
 
     /** The result as a JSON-ready map. */
@@ -40,6 +53,10 @@ public record ScenarioResult(String store, String fault, String faultDescription
         m.put("fault", fault);
         m.put("faultDescription", faultDescription);
         m.put("pass", passed());
+        m.put("rounds", rounds);
+        if (!schedule.isEmpty()) {
+            m.put("schedule", schedule);
+        }
         m.put("workers", workers);
         m.put("acquisitions", acquisitions);
         m.put("overlaps", overlaps == null ? null : overlaps.count());

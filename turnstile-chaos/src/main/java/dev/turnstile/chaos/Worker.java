@@ -23,7 +23,11 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>Arguments are {@code key=value}: {@code id}, {@code store}, {@code lock}, {@code resource},
  * {@code resourceId}, {@code events}, {@code stopFile}, {@code ttlMs}, {@code holdMs},
- * {@code waitMs}, {@code thinkMs}. It stops when {@code stopFile} appears: at once if it is
+ * {@code waitMs}, {@code thinkMs}, and optionally {@code shortHoldMs} and {@code longShare}: then only
+ * that share of holds last {@code holdMs}, the others a random 0..{@code shortHoldMs}, except that
+ * the worker that deletes the file {@code longFile} (the harness drops it when it wants a holder to
+ * aim a fault at) holds long. The planned hold is recorded with each acquisition ({@code hold N ms}),
+ * so the harness can aim a fault at a long hold. It stops when {@code stopFile} appears: at once if it is
  * waiting for the lock, after its current round if it holds it.
  */
 public final class Worker {
@@ -98,6 +102,9 @@ public final class Worker {
         Duration ttl = Duration.ofMillis(millis("ttlMs"));
         long holdMs = millis("holdMs");
         long thinkMs = millis("thinkMs");
+        long shortHoldMs = Long.parseLong(args.getOrDefault("shortHoldMs", "0"));
+        double longShare = Double.parseDouble(args.getOrDefault("longShare", "1"));
+        Path longFile = args.containsKey("longFile") ? Path.of(args.get("longFile")) : null;
         Duration wait = Duration.ofMillis(millis("waitMs"));
         LockOptions options = LockOptions.builder()
                 .lockAtMostFor(ttl)
@@ -105,7 +112,11 @@ public final class Worker {
                 .onLost(loss -> log.add(Event.LOST, loss.fence(), null, loss.reason()))
                 .build();
 
-        try (LockStore store = LockStores.open(arg("store"));
+        LockStore opened = open(arg("store"));
+        if (opened == null) {
+            return; // stopped before the store could be opened
+        }
+        try (LockStore store = opened;
                 Turnstile turnstile = Turnstile.builder(store).owner("chaos-worker-" + id + ":" + ProcessHandle.current().pid()).build();
                 FencedResource resource = new FencedResource(arg("resource"), arg("resourceId"), id)) {
             while (!stopping) {
@@ -136,9 +147,12 @@ public final class Worker {
                 }
                 Lease lease = got.get();
                 long fence = lease.fence();
-                log.add(Event.ACQUIRED, fence, null, null);
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                long planned = shortHoldMs <= 0 || random.nextDouble() < longShare || (longFile != null && deleted(longFile))
+                        ? holdMs : random.nextLong(shortHoldMs + 1);
+                log.add(Event.ACQUIRED, fence, null, "hold " + planned + " ms");
                 write(resource, lease, 1);
-                hold(holdMs);
+                hold(planned);
                 write(resource, lease, 2);
                 log.add(Event.RELEASE_CALL, fence, null, null);
                 try {
@@ -159,6 +173,32 @@ public final class Worker {
             log.add(Event.WRITE, lease.fence(), resource.write(lease.fence(), phase), detail);
         } catch (SQLException e) {
             log.add(Event.WRITE, lease.fence(), Event.FAILED, detail + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Opens the store, trying again every 200 ms while it is unreachable (a store restart can
+     * coincide with a worker's start, as in the mixed run): an unreachable store is an error to
+     * record, not a reason for the worker to die. Returns {@code null} if the run stops first.
+     */
+    private LockStore open(String url) {
+        while (!stopping) {
+            try {
+                return LockStores.open(url);
+            } catch (dev.turnstile.StoreUnavailableException e) {
+                log.add(Event.ERROR, -1, null, "open: " + e.getMessage());
+                sleepQuietly(200);
+            }
+        }
+        return null;
+    }
+
+    /** Deletes a file; true if this call deleted it (so of several workers only one wins it). */
+    private static boolean deleted(Path file) {
+        try {
+            return Files.deleteIfExists(file);
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 

@@ -31,6 +31,11 @@ final class Histories {
         return add(atMs, worker, Event.WRITE, fence, outcome, "phase 1");
     }
 
+    /** A write event only (its log row was added earlier with {@link #logRow}: a worker that recorded its write late). */
+    Histories writeEvent(int worker, long fence, String outcome, long atMs) {
+        return add(atMs, worker, Event.WRITE, fence, outcome, "phase 1");
+    }
+
     /** A row in the resource's log only (to fake a resource that broke its own rule). */
     Histories logRow(int worker, long fence, long atMs) {
         log.add(new LogRow(++seq, fence, worker, 1, ns(atMs)));
@@ -57,6 +62,10 @@ final class Histories {
 
     Histories harness(String type, int worker, long atMs) {
         return add(atMs, worker, type, -1, null, null);
+    }
+
+    Histories harnessDetail(String type, int worker, long atMs, String detail) {
+        return add(atMs, worker, type, -1, null, detail);
     }
 
     Histories error(int worker, String detail, long atMs) {
