@@ -250,7 +250,7 @@ public sealed interface Fault {
 
         @Override
         public String inject(Cluster cluster) {
-            WorkerProc holder = cluster.awaitHolder(fresh(cluster.config()), FIND_HOLDER);
+            WorkerProc holder = cluster.awaitFreshHolder(FIND_HOLDER);
             if (holder == null) {
                 return "nobody held the lock to freeze the store under";
             }
