@@ -78,7 +78,7 @@ public final class RedisBench {
             Report report = AcquireReleaseBench.newReport("store");
             List<String> chartCategories = contenders.stream().skip(1).map(Contender::id).toList();
             BarChart chart = new BarChart("Redis: acquire + release latency ÷ raw Lettuce floor",
-                    String.format(Locale.ROOT, "median over %d slices of %d ms, each beside a floor slice; same server", slices,
+                    String.format(Locale.ROOT, "dot: median over %d slices of %d ms, bar: min–max; each slice beside a floor slice; same server", slices,
                             BenchConfig.sliceMillis()),
                     "mean latency ÷ floor's (same slice)", "%.2f×", chartCategories);
             for (int t = 0; t < threadCounts.size(); t++) {
