@@ -65,10 +65,13 @@ public final class RedisBench {
             contenders.add(turnstile);
             RedissonContender redissonLock = new RedissonContender(redisson, false);
             contenders.add(redissonLock);
-            // ShedLock's key: bench:shedlock:<name>. Its Spring Data provider (6.3) has no
-            // owner-checked mode: unlock is a plain DEL.
+            // ShedLock's keys: bench:shedlock:<name> and bench:shedlock-safe:<name>. Its Spring Data
+            // provider unlocks with a plain DEL by default; with safeUpdate(true) (7.x) the unlock is
+            // a compare-and-delete script, owner-checked like the floor's.
             contenders.add(new ShedLockContender(
                     new RedisLockProvider.Builder(springFactory).keyPrefix("bench").environment("shedlock").build()));
+            contenders.add(new ShedLockContender(new RedisLockProvider.Builder(springFactory).keyPrefix("bench")
+                    .environment("shedlock-safe").safeUpdate(true).build(), "SHEDLOCK_SAFE"));
             SpringContender spin = SpringContender.redis(springFactory, RedisLockRegistry.RedisLockType.SPIN_LOCK);
             contenders.add(spin);
             SpringContender pubSub = SpringContender.redis(springFactory, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
@@ -102,8 +105,9 @@ public final class RedisBench {
                             + "GET, token check, DEL, a look at the waiter queue, PUBLISH). REDISSON = `RLock.tryLock(0, 30, SECONDS)` + "
                             + "`unlock()`, default config. SHEDLOCK = ShedLock %s `shedlock-provider-redis-spring` "
                             + "RedisLockProvider over Spring Data Redis's LettuceConnectionFactory (ShedLock's own Lettuce "
-                            + "provider is not on Maven Central; this provider has no owner-checked/safe-update mode, so "
-                            + "its unlock is a plain DEL). SPRING_SPIN / SPRING_PUBSUB = Spring Integration %s "
+                            + "provider is not on Maven Central), by default: its unlock is a plain DEL, not owner-checked. "
+                            + "SHEDLOCK_SAFE = the same with `safeUpdate(true)`: SET NX PX, then a compare-and-delete script, "
+                            + "owner-checked like the floor. SPRING_SPIN / SPRING_PUBSUB = Spring Integration %s "
                             + "RedisLockRegistry in SPIN_LOCK / PUB_SUB_LOCK mode, `obtain(name).tryLock()` + `unlock()`, "
                             + "on the same factory. Ratios are per slice against the FLOOR slice beside it: median [min–max]; "
                             + "above 1 means slower than the floor.",

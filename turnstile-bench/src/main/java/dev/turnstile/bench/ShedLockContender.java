@@ -19,18 +19,28 @@ final class ShedLockContender implements Contender {
     private static final Duration AT_MOST = Duration.ofSeconds(30);
 
     private final LockProvider provider;
+    private final String id;
 
     ShedLockContender(DataSource dataSource) {
         this(new JdbcTemplateLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE));
     }
 
     ShedLockContender(LockProvider provider) {
+        this(provider, "SHEDLOCK");
+    }
+
+    /**
+     * @param provider the provider
+     * @param id the label in tables (when one run compares two set-ups of ShedLock)
+     */
+    ShedLockContender(LockProvider provider, String id) {
         this.provider = provider;
+        this.id = id;
     }
 
     @Override
     public String id() {
-        return "SHEDLOCK";
+        return id;
     }
 
     @Override
@@ -39,7 +49,7 @@ final class ShedLockContender implements Contender {
         if (lock.isEmpty()) {
             return false;
         }
-        lock.get().unlock(); // returns nothing: ShedLock's unlock is not owner-checked
+        lock.get().unlock(); // returns nothing, owner-checked or not (Redis: only with safeUpdate)
         return true;
     }
 }
