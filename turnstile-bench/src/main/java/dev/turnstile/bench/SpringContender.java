@@ -42,6 +42,7 @@ final class SpringContender implements Contender, WaitingContender {
     private static DefaultLockRepository jdbcRegistry(DataSource dataSource) {
         DefaultLockRepository repository = new DefaultLockRepository(dataSource);
         repository.setRegion(REGION);
+        repository.setPrefix(BenchDatabase.SPRING_PREFIX);
         // Spring Integration 7 moved the time to live from the repository to the registry (above).
         // Outside an application context nobody injects the transaction manager or calls the
         // lifecycle hooks; without afterSingletonsInstantiated() the repository has no transaction templates.
