@@ -51,16 +51,25 @@ enum BenchDatabase {
             )""";
 
     /**
-     * Spring Integration 6.4's INT_LOCK, as in its schema-postgresql.sql (6.4 has no EXPIRED_AFTER
-     * column and ships no SQLite schema; this DDL works on both).
+     * The prefix of Spring Integration's lock table here: {@code BENCH_SI7_LOCK}, not the default
+     * {@code INT_LOCK}, because 7.x added a column (EXPIRED_AFTER) that an INT_LOCK made for 6.x by
+     * an earlier bench run (or another checkout's) lacks; {@code CREATE TABLE IF NOT EXISTS} would
+     * keep the old one, and every Spring acquire would fail.
+     */
+    static final String SPRING_PREFIX = "BENCH_SI7_";
+
+    /**
+     * Spring Integration 7.1's INT_LOCK under {@link #SPRING_PREFIX}, as in its schema-postgresql.sql
+     * (it ships no SQLite schema; this DDL works on both).
      */
     private static final String SPRING_DDL = """
-            CREATE TABLE IF NOT EXISTS INT_LOCK (
-                LOCK_KEY     CHAR(36)     NOT NULL,
-                REGION       VARCHAR(100) NOT NULL,
-                CLIENT_ID    CHAR(36),
-                CREATED_DATE TIMESTAMP    NOT NULL,
-                CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)
+            CREATE TABLE IF NOT EXISTS BENCH_SI7_LOCK (
+                LOCK_KEY      CHAR(36)     NOT NULL,
+                REGION        VARCHAR(100) NOT NULL,
+                CLIENT_ID     CHAR(36),
+                CREATED_DATE  TIMESTAMP    NOT NULL,
+                EXPIRED_AFTER TIMESTAMP    NOT NULL,
+                CONSTRAINT BENCH_SI7_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)
             )""";
 
     private final SqlDialect dialect;
@@ -108,7 +117,7 @@ enum BenchDatabase {
         try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
             st.executeUpdate("DELETE FROM " + TURNSTILE_TABLE + " WHERE name LIKE 'bench-%'");
             st.executeUpdate("DELETE FROM " + SHEDLOCK_TABLE + " WHERE name LIKE 'bench-%'");
-            st.executeUpdate("DELETE FROM INT_LOCK WHERE REGION = '" + SpringContender.REGION + "'");
+            st.executeUpdate("DELETE FROM " + SPRING_PREFIX + "LOCK WHERE REGION = '" + SpringContender.REGION + "'");
         }
     }
 }

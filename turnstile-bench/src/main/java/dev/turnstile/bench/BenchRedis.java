@@ -2,6 +2,7 @@ package dev.turnstile.bench;
 
 import io.lettuce.core.KeyScanArgs;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCredentials;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -41,31 +42,37 @@ final class BenchRedis {
     }
 
     /** Redisson with its defaults, on the same server. */
-    @SuppressWarnings("deprecation") // RedisURI.getPassword(): the URL's password is all a bench needs
     static RedissonClient redisson() {
         RedisURI uri = RedisURI.create(url());
         Config config = new Config();
         var single = config.useSingleServer().setAddress("redis://" + uri.getHost() + ":" + uri.getPort())
                 .setDatabase(uri.getDatabase());
-        if (uri.getPassword() != null) {
-            single.setPassword(new String(uri.getPassword()));
+        char[] password = password(uri);
+        if (password != null) {
+            single.setPassword(new String(password));
         }
         return Redisson.create(config);
     }
 
     /** Spring Data Redis's Lettuce connection factory, set up and started outside a context. */
-    @SuppressWarnings("deprecation")
     static LettuceConnectionFactory springFactory() {
         RedisURI uri = RedisURI.create(url());
         RedisStandaloneConfiguration conf = new RedisStandaloneConfiguration(uri.getHost(), uri.getPort());
         conf.setDatabase(uri.getDatabase());
-        if (uri.getPassword() != null) {
-            conf.setPassword(uri.getPassword());
+        char[] password = password(uri);
+        if (password != null) {
+            conf.setPassword(password);
         }
         LettuceConnectionFactory factory = new LettuceConnectionFactory(conf);
         factory.afterPropertiesSet();
         factory.start();
         return factory;
+    }
+
+    /** The URL's password, if it has one (Lettuce 7 has no {@code RedisURI.getPassword()}). */
+    private static char[] password(RedisURI uri) {
+        RedisCredentials credentials = uri.getCredentialsProvider().resolveCredentials().block();
+        return credentials != null && credentials.hasPassword() ? credentials.getPassword() : null;
     }
 
     /**

@@ -65,10 +65,13 @@ public final class RedisBench {
             contenders.add(turnstile);
             RedissonContender redissonLock = new RedissonContender(redisson, false);
             contenders.add(redissonLock);
-            // ShedLock's key: bench:shedlock:<name>. Its Spring Data provider (6.3) has no
-            // owner-checked mode: unlock is a plain DEL.
+            // ShedLock's keys: bench:shedlock:<name> and bench:shedlock-safe:<name>. Its Spring Data
+            // provider unlocks with a plain DEL by default; with safeUpdate(true) (7.x) the unlock is
+            // a compare-and-delete script, owner-checked like the floor's.
             contenders.add(new ShedLockContender(
                     new RedisLockProvider.Builder(springFactory).keyPrefix("bench").environment("shedlock").build()));
+            contenders.add(new ShedLockContender(new RedisLockProvider.Builder(springFactory).keyPrefix("bench")
+                    .environment("shedlock-safe").safeUpdate(true).build(), "SHEDLOCK_SAFE"));
             SpringContender spin = SpringContender.redis(springFactory, RedisLockRegistry.RedisLockType.SPIN_LOCK);
             contenders.add(spin);
             SpringContender pubSub = SpringContender.redis(springFactory, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
@@ -78,7 +81,7 @@ public final class RedisBench {
             Report report = AcquireReleaseBench.newReport("store");
             List<String> chartCategories = contenders.stream().skip(1).map(Contender::id).toList();
             BarChart chart = new BarChart("Redis: acquire + release latency ÷ raw Lettuce floor",
-                    String.format(Locale.ROOT, "median over %d slices of %d ms, each beside a floor slice; same server", slices,
+                    String.format(Locale.ROOT, "dot: median over %d slices of %d ms, bar: min–max; each slice beside a floor slice; same server", slices,
                             BenchConfig.sliceMillis()),
                     "mean latency ÷ floor's (same slice)", "%.2f×", chartCategories);
             for (int t = 0; t < threadCounts.size(); t++) {
@@ -102,8 +105,9 @@ public final class RedisBench {
                             + "GET, token check, DEL, a look at the waiter queue, PUBLISH). REDISSON = `RLock.tryLock(0, 30, SECONDS)` + "
                             + "`unlock()`, default config. SHEDLOCK = ShedLock %s `shedlock-provider-redis-spring` "
                             + "RedisLockProvider over Spring Data Redis's LettuceConnectionFactory (ShedLock's own Lettuce "
-                            + "provider is not on Maven Central; this provider has no owner-checked/safe-update mode, so "
-                            + "its unlock is a plain DEL). SPRING_SPIN / SPRING_PUBSUB = Spring Integration %s "
+                            + "provider is not on Maven Central), by default: its unlock is a plain DEL, not owner-checked. "
+                            + "SHEDLOCK_SAFE = the same with `safeUpdate(true)`: SET NX PX, then a compare-and-delete script, "
+                            + "owner-checked like the floor. SPRING_SPIN / SPRING_PUBSUB = Spring Integration %s "
                             + "RedisLockRegistry in SPIN_LOCK / PUB_SUB_LOCK mode, `obtain(name).tryLock()` + `unlock()`, "
                             + "on the same factory. Ratios are per slice against the FLOOR slice beside it: median [min–max]; "
                             + "above 1 means slower than the floor.",

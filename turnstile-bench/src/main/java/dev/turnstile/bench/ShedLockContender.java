@@ -7,30 +7,40 @@ import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 
 /**
- * ShedLock through one of its providers. On SQL: the plain-JDBC provider on the shared pool, which
- * has no database-time mode (only the JdbcTemplate provider has {@code usingDbTime()}), so its
- * expiry uses this JVM's clock. On Redis: whatever provider the Redis benchmark passes in.
+ * ShedLock through one of its providers. On SQL: the JdbcTemplate provider on the shared pool
+ * (ShedLock 7.10.1's plain-JDBC provider, used with 6.3.0, is not on Maven Central), left at its
+ * defaults: no database-time mode, so its expiry uses this JVM's clock, as the plain-JDBC one did. On Redis: whatever provider the Redis benchmark passes in.
  * ShedLock has no blocking acquire, so it only takes part in the acquire+release benchmarks.
  */
 final class ShedLockContender implements Contender {
     private static final Duration AT_MOST = Duration.ofSeconds(30);
 
     private final LockProvider provider;
+    private final String id;
 
     ShedLockContender(DataSource dataSource) {
-        this(new JdbcLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE));
+        this(new JdbcTemplateLockProvider(dataSource, BenchDatabase.SHEDLOCK_TABLE));
     }
 
     ShedLockContender(LockProvider provider) {
+        this(provider, "SHEDLOCK");
+    }
+
+    /**
+     * @param provider the provider
+     * @param id the label in tables (when one run compares two set-ups of ShedLock)
+     */
+    ShedLockContender(LockProvider provider, String id) {
         this.provider = provider;
+        this.id = id;
     }
 
     @Override
     public String id() {
-        return "SHEDLOCK";
+        return id;
     }
 
     @Override
@@ -39,7 +49,7 @@ final class ShedLockContender implements Contender {
         if (lock.isEmpty()) {
             return false;
         }
-        lock.get().unlock(); // returns nothing: ShedLock's unlock is not owner-checked
+        lock.get().unlock(); // returns nothing, owner-checked or not (Redis: only with safeUpdate)
         return true;
     }
 }

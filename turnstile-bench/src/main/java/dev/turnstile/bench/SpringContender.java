@@ -36,13 +36,14 @@ final class SpringContender implements Contender, WaitingContender {
     }
 
     private SpringContender(String id, DefaultLockRepository repository) {
-        this(id, new JdbcLockRegistry(repository), repository::close);
+        this(id, new JdbcLockRegistry(repository, Duration.ofMillis(TTL_MILLIS)), repository::close);
     }
 
     private static DefaultLockRepository jdbcRegistry(DataSource dataSource) {
         DefaultLockRepository repository = new DefaultLockRepository(dataSource);
         repository.setRegion(REGION);
-        repository.setTimeToLive((int) TTL_MILLIS);
+        repository.setPrefix(BenchDatabase.SPRING_PREFIX);
+        // Spring Integration 7 moved the time to live from the repository to the registry (above).
         // Outside an application context nobody injects the transaction manager or calls the
         // lifecycle hooks; without afterSingletonsInstantiated() the repository has no transaction templates.
         repository.setTransactionManager(new DataSourceTransactionManager(dataSource));

@@ -304,6 +304,8 @@ public final class RedisLockStore implements LockStore {
     private volatile boolean closed;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
+    /** The async API of {@link #connection}; set before {@link #redis}, so a caller that saw redis sees it. */
+    private volatile RedisClusterAsyncCommands<String, String> async;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
 
     private RedisLockStore(Builder b) {
@@ -414,7 +416,8 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
-        String[] keys = {lockKey(name), waitersKey(name)};
+        String key = lockKey(name);
+        String[] keys = {key, key + WAITERS};
         Long ok = lockAtLeastFor.isZero()
                 ? run("release", name, RELEASE, ScriptOutputType.INTEGER, keys, token)
                 : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
@@ -614,7 +617,7 @@ public final class RedisLockStore implements LockStore {
             @SuppressWarnings("unchecked")
             RedisClusterAsyncCommands<String, String> async = ((StatefulRedisConnection<String, String>) connection).async();
             long limit = connection.getTimeout().toNanos() + replicaAckTimeout.toNanos();
-            String sha = shas.computeIfAbsent(script, cmd::digest);
+            String sha = sha(script, cmd);
             RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
             RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
             Long result;
@@ -739,20 +742,39 @@ public final class RedisLockStore implements LockStore {
                 + "): check the replicas, or set turnstile.replicaAcks (0: do not wait)", null);
     }
 
-    /** EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it. */
-    @SuppressWarnings("unchecked")
+    /**
+     * EVALSHA, falling back to EVAL (which also caches the script) when the server does not know it.
+     *
+     * <p>Through the async API, awaited here with the connection's timeout, which is what the sync
+     * API does too: the sync API goes through a JDK proxy that looks the method up and calls it by
+     * reflection on every call, which the acquire/release hot path does not need (profiled: see
+     * docs/benchmarks.md). Timeouts, interrupts and server errors surface as the same
+     * {@link RedisException}s.
+     */
     private <T> T run(String verb, String name, String script, ScriptOutputType type, String[] keys, String... args) {
         try {
             RedisClusterCommands<String, String> cmd = commands();
-            String sha = shas.computeIfAbsent(script, cmd::digest);
+            RedisClusterAsyncCommands<String, String> a = async;
+            long timeout = connection.getTimeout().toNanos();
+            String sha = sha(script, cmd);
             try {
-                return (T) cmd.evalsha(sha, type, keys, args);
+                return LettuceFutures.awaitOrCancel(a.<T>evalsha(sha, type, keys, args), timeout, TimeUnit.NANOSECONDS);
             } catch (RedisNoScriptException e) {
-                return (T) cmd.eval(script, type, keys, args);
+                return LettuceFutures.awaitOrCancel(a.<T>eval(script, type, keys, args), timeout, TimeUnit.NANOSECONDS);
             }
         } catch (RedisException e) {
             throw unavailable(verb + " lock '" + name + "'", e);
         }
+    }
+
+    /** The script's SHA-1, computed once (a plain get on the hot path: no capturing lambda per call). */
+    private String sha(String script, RedisClusterCommands<String, String> cmd) {
+        String sha = shas.get(script);
+        if (sha == null) {
+            sha = cmd.digest(script);
+            shas.put(script, sha);
+        }
+        return sha;
     }
 
     private StoreUnavailableException unavailable(String what, RedisException e) {
@@ -787,6 +809,7 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
+    @SuppressWarnings("unchecked")
     private RedisClusterCommands<String, String> commands() {
         checkOpen();
         RedisClusterCommands<String, String> c = redis;
@@ -811,6 +834,8 @@ public final class RedisLockStore implements LockStore {
                     }
                     connectFailure = null;
                     connection = c0;
+                    async = cluster ? ((StatefulRedisClusterConnection<String, String>) c0).async()
+                            : ((StatefulRedisConnection<String, String>) c0).async();
                     redis = syncOf.apply(c0);
                     if (!cluster && replicaAcks == AUTO_ACKS) {
                         learnReplicas(redis.info("replication"));
