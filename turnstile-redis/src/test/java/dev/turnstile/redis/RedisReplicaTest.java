@@ -57,6 +57,13 @@ class RedisReplicaTest {
             String info = cli(master, "INFO", "replication");
             return info.contains("connected_slaves:1") && info.contains("state=online");
         });
+        // "online" on the master's side is not yet an acknowledging replica: right after the sync
+        // the first WAITs of a test could time out (seen in CI), so the tests start once a write
+        // has been acknowledged within their own ack timeouts.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            cli(master, "SET", "replica-test-warm-up", "1");
+            return cli(master, "WAIT", "1", "150").equals("1");
+        });
     }
 
     @Test
