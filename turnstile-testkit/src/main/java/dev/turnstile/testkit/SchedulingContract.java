@@ -128,7 +128,10 @@ public abstract class SchedulingContract {
                 }
             }
             assertThat(ran).as("runs in tick " + tick).isEqualTo(1);
-            sleep(260); // the next tick, after lockAtLeastFor
+            // The next tick once the store has let the lock go, lockAtLeastFor after the run's
+            // acquire: a fixed 260 ms sleep raced the store's expiry under CI load (tick 3 found it held).
+            await().atMost(ms(2_000)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> runners.get(0).turnstile().heldLocks().stream().noneMatch(i -> i.name().equals(name)));
         }
         assertThat(runs).hasValue(4);
         if (fencesAreSafe()) {
