@@ -298,10 +298,11 @@ public final class ZooKeeperLockStore implements LockStore {
                     if (v == Verdict.HELD) {
                         return false;
                     }
-                    if (v == Verdict.CHANGED) {
-                        again = true;
-                        break;
-                    }
+                    // CHANGED: extended under us. GONE: released, expired, or swapped for the hold
+                    // node in one transaction (a release with lockAtLeastFor) after our listing: the
+                    // list is stale either way, so read it again, or we would miss the hold node.
+                    again = true;
+                    break;
                 }
             }
             if (!again) {
@@ -678,6 +679,9 @@ public final class ZooKeeperLockStore implements LockStore {
         client.getConnectionStateListenable().removeListener(stateListener);
         watchThread.shutdownNow();
         if (ownsClient) {
+            // Closing our own client ends the session, and the server drops the held locks' nodes
+            // at once: their leases are lost now, and must say so before anyone else can be let in.
+            sessionEnded("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
             client.close();
         }
     }
