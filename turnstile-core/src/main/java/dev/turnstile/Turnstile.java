@@ -170,10 +170,13 @@ public final class Turnstile implements AutoCloseable {
         return List.copyOf(now);
     }
 
-    /** @param waiting whether a busy lock will be waited for (the store may queue this client) */
+    /**
+     * One try, for the public acquires, which have checked the name and options already (not again
+     * here: the waiting loop calls this on every poll).
+     *
+     * @param waiting whether a busy lock will be waited for (the store may queue this client)
+     */
     private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting) {
-        Validation.lockName(name);
-        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         checkOpen();
         if (!options.reentrant()) {
             return Optional.ofNullable(acquireOnce(name, options, waiting));
