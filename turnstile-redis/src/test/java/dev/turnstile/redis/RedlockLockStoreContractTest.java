@@ -33,6 +33,7 @@ class RedlockLockStoreContractTest extends LockStoreContract {
 
     /** Redlock documents its fences as unsafe: each node counts on its own. */
     @Override protected boolean fencesAreSafe() { return false; }
+    @Override protected boolean simultaneousTriesCanAllFail() { return true; }
 
     @Override
     protected LockStore unreachableStore() {

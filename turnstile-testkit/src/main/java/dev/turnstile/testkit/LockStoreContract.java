@@ -93,6 +93,17 @@ public abstract class LockStoreContract {
         return true;
     }
 
+    /**
+     * Tells whether contenders that try at the very same moment can all come away busy: Redlock's
+     * votes can split so that none has a majority. Only the liveness checks make allowance for it
+     * (they try again); every exclusion check still applies.
+     *
+     * @return {@code true} if simultaneous tries can all fail
+     */
+    protected boolean simultaneousTriesCanAllFail() {
+        return false;
+    }
+
     private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
 
     /**
@@ -705,6 +716,11 @@ public abstract class LockStoreContract {
         @Override
         protected boolean fencesAreSafe() {
             return LockStoreContract.this.fencesAreSafe();
+        }
+
+        @Override
+        protected boolean simultaneousTriesCanAllFail() {
+            return LockStoreContract.this.simultaneousTriesCanAllFail();
         }
     }
 
