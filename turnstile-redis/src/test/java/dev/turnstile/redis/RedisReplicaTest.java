@@ -52,6 +52,17 @@ class RedisReplicaTest {
         return RedisServers.exec(cmd).trim();
     }
 
+    /**
+     * The precondition of the tests that then freeze the replica: one acquire the replica did
+     * acknowledge. A fresh client's first acquire right after the sync was seen (in CI only) to get
+     * no acknowledgement in time; that refusal is correct, and here it is only retried.
+     */
+    private static void acquiredWithTheReplica(LockStore store, AcquireRequest request) {
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .ignoreException(dev.turnstile.StoreUnavailableException.class)
+                .until(() -> store.tryAcquire(request).isPresent());
+    }
+
     private void awaitInSync() {
         Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
             String info = cli(master, "INFO", "replication");
@@ -140,7 +151,7 @@ class RedisReplicaTest {
     @Test
     void aMasterCutOffFromItsReplicaStopsGrantingEvenWhenItReportsNoReplica() throws Exception {
         try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=200ms")) {
-            assertThat(store.tryAcquire(request(name()))).isPresent();
+            acquiredWithTheReplica(store, request(name()));
             RedisServers.signal(replica, "STOP");
             cli(master, "CLIENT", "KILL", "TYPE", "replica");
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> cli(master, "INFO", "replication").contains("connected_slaves:0"));
@@ -169,7 +180,7 @@ class RedisReplicaTest {
         String name = name();
         RedisClient client = RedisClient.create("redis://" + master.hostPort());
         try (RedisLockStore store = RedisLockStore.builder(client).replicaAckTimeout(Duration.ofMillis(300)).build()) {
-            store.tryAcquire(new AcquireRequest(name, "o", "t1", Duration.ofSeconds(30))).orElseThrow();
+            acquiredWithTheReplica(store, new AcquireRequest(name, "o", "t1", Duration.ofSeconds(30)));
             RedisServers.signal(replica, "STOP");
             dev.turnstile.spi.HandOver h = store.handOver(name, "t1", new AcquireRequest(name, "o", "t2", Duration.ofSeconds(30), true));
             assertThat(h).as("the old lease ended; the new one was not acknowledged, so it was given back")
