@@ -30,11 +30,18 @@ final class SqliteDialect extends Dialect {
                 RETURNING fence, acquired_at, expires_at""";
     }
 
+    /**
+     * A release without a minimum hold sets {@code expires_at} to 0 rather than to this host's now:
+     * {@code acquired_at} and now are the releasing process's clock, and a process whose clock runs
+     * ahead would otherwise leave the lock taken, for every process with a right clock, for as
+     * long as its clock is ahead. With a minimum hold the hold is counted from {@code acquired_at},
+     * as on the other stores.
+     */
     @Override
     String releaseSql() {
         return """
-                UPDATE %1$s SET expires_at = MAX(acquired_at + ?, %2$s)
-                 WHERE name = ? AND token = ? AND expires_at > %2$s""";
+                UPDATE %1$s SET expires_at = CASE WHEN ?1 > 0 THEN MAX(acquired_at + ?1, %2$s) ELSE 0 END
+                 WHERE name = ?2 AND token = ?3 AND expires_at > %2$s""";
     }
 
     @Override
