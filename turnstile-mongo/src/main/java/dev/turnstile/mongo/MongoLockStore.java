@@ -196,6 +196,10 @@ public final class MongoLockStore implements LockStore {
         }
         try {
             MongoNamespace.checkDatabaseNameValidity(database);
+            if (database.indexOf('$') >= 0) {
+                // The driver lets '$' through; the server refuses it (a name of a later failure, not of the URL).
+                throw new IllegalArgumentException("it contains '$'");
+            }
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("'" + database + "' is not a valid MongoDB database name: " + e.getMessage()
                     + " (no spaces, no . / \\ \" $, under 64 characters)", e);

@@ -21,6 +21,7 @@ class MongoUrlTest {
         "mongodb://127.0.0.1:27017/                      | names no database",
         "mongodb://127.0.0.1:27017/?w=1                  | names no database",
         "mongodb://127.0.0.1:27017/a b                   | databaseName does not contain",
+        "mongodb://127.0.0.1:27017/bad$db                | it contains '$'",
         "mongodb://127.0.0.1:99999/app                   | malformed MongoDB URL",
         "mongodb:///app                                  | malformed MongoDB URL",
         "mongodb://127.0.0.1/app?authMechanism=NOPE&turnstile.timeout=1s | malformed MongoDB URL",

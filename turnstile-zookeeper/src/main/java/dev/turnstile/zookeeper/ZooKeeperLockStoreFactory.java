@@ -7,10 +7,12 @@ import dev.turnstile.spi.StoreUrls;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -51,6 +53,14 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
     static Parsed parse(String url) {
         StoreUrlOptions o = StoreUrlOptions.parse(url, KNOWN, false);
         String safe = StoreUrls.redact(url);
+        int query = o.url().indexOf('?');
+        if (query >= 0) {
+            String names = Arrays.stream(o.url().substring(query + 1).split("&")).map(kv -> kv.split("=", 2)[0])
+                    .collect(Collectors.joining(", "));
+            throw new IllegalArgumentException("store URL '" + safe + "': unknown option(s) " + names
+                    + ": a ZooKeeper URL takes only turnstile.sessionTimeout, turnstile.connectTimeout and turnstile.basePath, "
+                    + "e.g. zookeeper://zk1:2181/apps?turnstile.sessionTimeout=10s");
+        }
         Matcher m = URL.matcher(o.url());
         if (!m.matches()) {
             throw new IllegalArgumentException("store URL '" + safe + "' is malformed: give "

@@ -97,6 +97,15 @@ class ZooKeeperLockStoreTest {
     }
 
     @Test
+    void optionsWithoutTheTurnstilePrefixAreNamedInTheMessage() {
+        assertThatThrownBy(() -> LockStores.open("zookeeper://h1:2181?sessionTimeout=10s&password=s3cret"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown option(s) sessionTimeout, password")
+                .hasMessageContaining("turnstile.sessionTimeout")
+                .message().doesNotContain("s3cret");
+    }
+
+    @Test
     void passwordsNeverShow() {
         assertThatThrownBy(() -> LockStores.open("zookeeper://admin:s3cret@h1:99999/x")).isInstanceOf(IllegalArgumentException.class)
                 .message().doesNotContain("s3cret");
