@@ -1,8 +1,11 @@
 package dev.turnstile.cli;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,6 +55,24 @@ final class Cli {
         return new Result(code, out.toString(), err.toString());
     }
 
+    /**
+     * The CLI's classes and its runtime dependencies, as its jar holds them ({@code
+     * target/runtime-classpath.txt}, written by the build), never the test classpath: a dependency
+     * the tests have and the jar lacks must fail here.
+     */
+    static String runtimeClasspath() {
+        Path file = Path.of("target", "runtime-classpath.txt");
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalStateException(file.toAbsolutePath() + " is missing: run the tests through Maven, whose "
+                    + "generate-test-resources phase writes it");
+        }
+        try {
+            return Path.of("target", "classes").toAbsolutePath() + File.pathSeparator + Files.readString(file).strip();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Starts the CLI as its own JVM (what cron runs, with bin/turnstile's flags), output to files in the state directory. */
     Process spawn(Map<String, String> extraEnv, String... args) throws IOException {
         return spawn(List.of(), extraEnv, args);
@@ -62,7 +83,7 @@ final class Cli {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput"));
         cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), TurnstileCommand.class.getName()));
+        cmd.addAll(List.of("-cp", runtimeClasspath(), TurnstileCommand.class.getName()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env());
