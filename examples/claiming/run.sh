@@ -26,7 +26,7 @@ case "$store" in
 esac
 
 if [[ ! -f "$here/target/classpath.txt" || -n "$(find "$here/src" "$root/turnstile-core/src/main" "$root/turnstile-jdbc/src/main" -newer "$here/target/classpath.txt" -print -quit)" ]]; then
-  mvn=(mvn -o -q -B -f "$root/pom.xml" -pl examples/claiming -am package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
+  mvn=(mvn -q -B -f "$root/pom.xml" -pl examples/claiming -am package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
   if command -v flock >/dev/null; then flock /tmp/turnstile-mvn.lock "${mvn[@]}"; else "${mvn[@]}"; fi
   touch "$here/target/classpath.txt"   # the plugin leaves an unchanged file alone
 fi
