@@ -18,7 +18,7 @@ public sealed interface Fault {
 
     /** The faults in report order, by name. */
     List<String> ALL = List.of("none", "kill", "pause", "partition", "latency", "restart", "redlock-minority",
-            "redlock-majority", "clock", "failover", "store-pause");
+            "redlock-majority", "clock", "failover", "store-pause", "session-expiry", "leader-loss");
 
     /** The name in reports and on the command line. */
     String id();
@@ -72,6 +72,8 @@ public sealed interface Fault {
             case "clock" -> new ClockJump();
             case "failover" -> new Failover();
             case "store-pause" -> new PauseStore();
+            case "session-expiry" -> new SessionExpiry();
+            case "leader-loss" -> new LeaderLoss();
             default -> throw new IllegalArgumentException("unknown fault '" + id + "': known faults are " + String.join(", ", ALL));
         };
     }
@@ -263,6 +265,88 @@ public sealed interface Fault {
                 Harness.signal(pid, "CONT");
             }
             cluster.record(-1, Event.STORE_UP, null);
+            return null;
+        }
+    }
+
+    /**
+     * ZooKeeper: SIGSTOP of the holder just past its session timeout
+     * ({@link StoreInstance#ZK_SESSION_TIMEOUT} + 600 ms, so the servers surely expire the session
+     * on one of their 100 ms ticks), then SIGCONT. In the short run that is less than the TTL: the
+     * lease is lost because the session is, and its node goes with it, before its TTL runs out; the
+     * next holder comes in then, and the resumed holder must hear of its loss at once (its client
+     * has not heard from the server for longer than the session timeout) and have its write fenced
+     * off. Judged as a pause (PausedHolderChecker).
+     */
+    record SessionExpiry() implements Targeted {
+        @Override public String id() { return "session-expiry"; }
+        @Override public boolean appliesTo(StoreSpec store) { return store.sessions(); }
+        @Override public Set<String> recoveryEvents() { return Set.of(Event.PAUSE); }
+        @Override public WorkerProc target(Cluster cluster) { return cluster.awaitFreshHolder(FIND_HOLDER); }
+        @Override public String missed() { return "no holder to pause"; }
+
+        /** How long the holder stays stopped. */
+        static Duration length() {
+            return StoreInstance.ZK_SESSION_TIMEOUT.plusMillis(600);
+        }
+
+        @Override
+        public String describe(ChaosConfig c) {
+            return "SIGSTOP of the holder for " + length().toMillis() + " ms (> the " + StoreInstance.ZK_SESSION_TIMEOUT.toMillis()
+                    + " ms session timeout" + (length().compareTo(c.ttl()) < 0 ? ", < TTL" : "") + "), then SIGCONT";
+        }
+
+        @Override
+        public void hit(Cluster cluster, WorkerProc target, boolean bystander) {
+            cluster.pause(target, bystander);
+            Harness.sleep(length().toMillis());
+            cluster.resume(target);
+        }
+    }
+
+    /**
+     * ZooKeeper ensemble: the leader (found with the {@code srvr} four-letter word) SIGKILLed while
+     * the lock is held; the two others must elect a new leader (waited for, up to 30 s), and then
+     * the old leader is started again on its data and rejoins as a follower. Clients connected to
+     * the old leader move to another server; a session survives if that takes less than its
+     * timeout, else it expires. Either way the servers agree on every write, so any overlap fails
+     * and fences (zxids, whose epoch rises with the new leader) keep rising.
+     */
+    record LeaderLoss() implements Fault {
+        @Override public String id() { return "leader-loss"; }
+        @Override public boolean appliesTo(StoreSpec store) { return store.kind() == StoreSpec.Kind.ZOOKEEPER_ENSEMBLE; }
+
+        @Override
+        public String describe(ChaosConfig c) {
+            return "ZooKeeper leader SIGKILLed while the lock is held, a new leader elected by the other two, then the old one "
+                    + "restarted as a follower";
+        }
+
+        @Override
+        public String inject(Cluster cluster) {
+            WorkerProc holder = cluster.awaitFreshHolder(FIND_HOLDER);
+            if (holder == null) {
+                return "nobody held the lock";
+            }
+            ZooKeeperProcess zk = cluster.store().zookeeper();
+            int leader = zk.leader();
+            if (leader < 0) {
+                return "no ZooKeeper server said it was the leader";
+            }
+            cluster.record(holder.id, Event.STORE_DOWN, "leader " + zk.hostPorts().get(leader) + " SIGKILLed");
+            long start = System.nanoTime();
+            zk.kill(leader);
+            int next;
+            while ((next = zk.leader()) < 0) {
+                if (System.nanoTime() - start > Duration.ofSeconds(30).toNanos()) {
+                    zk.start(leader);
+                    return "no new leader was elected within 30 s";
+                }
+                Harness.sleep(20);
+            }
+            cluster.record(-1, Event.STORE_UP, "new leader " + zk.hostPorts().get(next) + " elected after "
+                    + (System.nanoTime() - start) / 1_000_000 + " ms");
+            zk.start(leader);
             return null;
         }
     }

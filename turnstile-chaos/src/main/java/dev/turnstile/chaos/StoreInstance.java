@@ -14,12 +14,20 @@ public final class StoreInstance implements AutoCloseable {
     public static final String MARIADB = System.getProperty("turnstile.chaos.mariadb", "127.0.0.1:3306");
     /** The lock table the SQL stores use, apart from the other tests' tables. */
     public static final String TABLE = "chaos_locks";
+    /**
+     * ZooKeeper workers' session timeout: short, so that a silent holder's session (and its node)
+     * goes fast, yet above the short run's 2 s TTL's keep-alive interval and several of the
+     * servers' 100 ms ticks. The client pings every third of it and calls itself disconnected
+     * (SUSPENDED) after two thirds of it without an answer.
+     */
+    public static final java.time.Duration ZK_SESSION_TIMEOUT = java.time.Duration.ofSeconds(1);
 
     private final StoreSpec spec;
     private final Path dir;
     private final List<RedisServer> redis = new ArrayList<>();
     private RedisSentinel sentinel;
     private MongoProcess mongo;
+    private ZooKeeperProcess zookeeper;
     /** Sentinel: which of {@link #redis} is the master now (the other is its replica). */
     private int masterIndex;
     private final List<String> endpoints = new ArrayList<>();
@@ -40,6 +48,8 @@ public final class StoreInstance implements AutoCloseable {
                 }
                 case REDIS_SENTINEL -> startSentinel();
                 case MONGO -> mongo = new MongoProcess(dir);
+                case ZOOKEEPER -> zookeeper = ZooKeeperProcess.standalone(dir);
+                case ZOOKEEPER_ENSEMBLE -> zookeeper = ZooKeeperProcess.ensemble(dir);
                 default -> throw new IllegalStateException(spec.kind().toString());
             }
         } catch (RuntimeException e) {
@@ -50,6 +60,8 @@ public final class StoreInstance implements AutoCloseable {
             endpoints.add(sentinel.hostPort());
         } else if (mongo != null) {
             endpoints.add(mongo.hostPort());
+        } else if (zookeeper != null) {
+            endpoints.addAll(zookeeper.hostPorts());
         } else {
             redis.forEach(r -> endpoints.add(r.hostPort()));
         }
@@ -129,6 +141,9 @@ public final class StoreInstance implements AutoCloseable {
             case REDIS_SENTINEL -> "redis-sentinel://" + via.get(0) + "?turnstile.timeout=2s"
                     + (spec.name().endsWith("-noack") ? "&turnstile.replicaAcks=0" : "") + "#" + RedisSentinel.MASTER_NAME;
             case MONGO -> "mongodb://" + via.get(0) + "/chaos?turnstile.timeout=2s";
+            // connectTimeout bounds how long a call waits for a connection: a few session timeouts
+            case ZOOKEEPER, ZOOKEEPER_ENSEMBLE -> "zookeeper://" + String.join(",", via) + "/chaos?turnstile.sessionTimeout="
+                    + ZK_SESSION_TIMEOUT.toMillis() + "ms&turnstile.connectTimeout=2s";
         };
         return spec.urlPrefix() + u;
     }
@@ -149,6 +164,7 @@ public final class StoreInstance implements AutoCloseable {
             case POSTGRESQL -> restartPostgres();
             case REDIS -> redis.get(0).restart();
             case MONGO -> mongo.restart();
+            case ZOOKEEPER -> zookeeper.restart();
             default -> throw new IllegalStateException("the harness cannot restart " + spec.name());
         }
     }
@@ -180,10 +196,18 @@ public final class StoreInstance implements AutoCloseable {
 
     /** The pid of the server process the store-pause fault freezes ({@link StoreSpec#pausable()}). */
     public long serverPid() {
-        if (mongo == null) {
-            throw new IllegalStateException("the harness runs no single server process for " + spec.name());
+        if (mongo != null) {
+            return mongo.pid();
         }
-        return mongo.pid();
+        if (zookeeper != null && zookeeper.size() == 1) {
+            return zookeeper.pid(0);
+        }
+        throw new IllegalStateException("the harness runs no single server process for " + spec.name());
+    }
+
+    /** ZooKeeper: the servers (one, or the ensemble's three). */
+    public ZooKeeperProcess zookeeper() {
+        return zookeeper;
     }
 
     /** Mongo: the server's JVM. */
@@ -193,6 +217,9 @@ public final class StoreInstance implements AutoCloseable {
 
     @Override
     public void close() {
+        if (zookeeper != null) {
+            zookeeper.close();
+        }
         if (mongo != null) {
             mongo.close();
         }

@@ -34,18 +34,28 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
          * mongo-java-server over an H2 file in a JVM the harness starts (MongoProcess), committing
          * every command, so what it acknowledged survives its SIGKILL.
          */
-        MONGO
+        MONGO,
+        /**
+         * One ZooKeeper server (Debian's zookeeper 3.8) in a process the harness starts
+         * (ZooKeeperProcess), with tickTime 100 ms; workers' sessions time out after
+         * {@link StoreInstance#ZK_SESSION_TIMEOUT}.
+         */
+        ZOOKEEPER,
+        /** Three ZooKeeper servers in processes of their own, one ensemble; workers list all three. */
+        ZOOKEEPER_ENSEMBLE
     }
 
     /** The stores a CI machine of this project has, in report order. */
-    public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock", "mongo");
+    public static final List<String> ALL = List.of("sqlite", "postgresql", "mariadb", "redis", "redlock", "mongo",
+            "zookeeper");
 
     /**
      * Stores run only when named: Sentinel with replica acknowledgement (the default,
      * {@code turnstile.replicaAcks=auto}) and without it ({@code -noack}, so a failover can lose
-     * grants and only the fence floor keeps order).
+     * grants and only the fence floor keeps order); and a three-server ZooKeeper ensemble (CI runs
+     * only its leader-loss cell, see ChaosSuiteTest).
      */
-    public static final List<String> EXTRA = List.of("redis-sentinel", "redis-sentinel-noack");
+    public static final List<String> EXTRA = List.of("redis-sentinel", "redis-sentinel-noack", "zookeeper-ensemble");
 
     /**
      * The store of that name.
@@ -63,14 +73,24 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
             case "redis-sentinel" -> new StoreSpec("redis-sentinel", Kind.REDIS_SENTINEL, "");
             case "redis-sentinel-noack" -> new StoreSpec("redis-sentinel-noack", Kind.REDIS_SENTINEL, "");
             case "mongo", "mongodb" -> new StoreSpec("mongo", Kind.MONGO, "");
+            case "zookeeper", "zk" -> new StoreSpec("zookeeper", Kind.ZOOKEEPER, "");
+            case "zookeeper-ensemble", "zk-ensemble" -> new StoreSpec("zookeeper-ensemble", Kind.ZOOKEEPER_ENSEMBLE, "");
             default -> throw new IllegalArgumentException("unknown store '" + name + "': known stores are " + String.join(", ", ALL)
                     + ", " + String.join(", ", EXTRA));
         };
     }
 
-    /** One server: SQL or a single Redis (not Redlock). */
+    /**
+     * One store that promises mutual exclusion as a whole: everything but Redlock (a ZooKeeper
+     * ensemble counts: its servers agree on every write by quorum).
+     */
     public boolean singleNode() {
         return kind != Kind.REDLOCK;
+    }
+
+    /** ZooKeeper: leases also hang on a session, which the servers expire when the client falls silent. */
+    public boolean sessions() {
+        return kind == Kind.ZOOKEEPER || kind == Kind.ZOOKEEPER_ENSEMBLE;
     }
 
     /** Fences that never go backwards (everything but Redlock). */
@@ -78,9 +98,12 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind != Kind.REDLOCK;
     }
 
-    /** Committed grants survive a restart (the SQL stores and our Mongo; our Redis runs without persistence). */
+    /**
+     * Committed grants survive a restart (the SQL stores, our Mongo, and ZooKeeper, which syncs its
+     * transaction log before it answers; our Redis runs without persistence).
+     */
     public boolean durable() {
-        return kind == Kind.SQLITE || kind == Kind.POSTGRESQL || kind == Kind.MARIADB || kind == Kind.MONGO;
+        return kind == Kind.SQLITE || kind == Kind.POSTGRESQL || kind == Kind.MARIADB || kind == Kind.MONGO || sessions();
     }
 
     /**
@@ -105,14 +128,17 @@ public record StoreSpec(String name, Kind kind, String urlPrefix) {
         return kind == Kind.REDIS_SENTINEL;
     }
 
-    /** The harness can restart it: the machine's PostgreSQL, or a Redis or Mongo server of its own. */
+    /**
+     * The harness can restart it: the machine's PostgreSQL, or a Redis, Mongo or standalone
+     * ZooKeeper server of its own (the ensemble's store-level fault is the loss of its leader).
+     */
     public boolean restartable() {
-        return kind == Kind.POSTGRESQL || kind == Kind.REDIS || kind == Kind.MONGO;
+        return kind == Kind.POSTGRESQL || kind == Kind.REDIS || kind == Kind.MONGO || kind == Kind.ZOOKEEPER;
     }
 
-    /** The harness runs the server as one process of its own that it can SIGSTOP (Mongo's JVM). */
+    /** The harness runs the server as one process of its own that it can SIGSTOP (Mongo's JVM, a standalone ZooKeeper). */
     public boolean pausable() {
-        return kind == Kind.MONGO;
+        return kind == Kind.MONGO || kind == Kind.ZOOKEEPER;
     }
 
     /**

@@ -3,36 +3,69 @@ package dev.turnstile.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The CI chaos run: every store this machine kind has (SQLite, PostgreSQL, MariaDB, Redis, Redlock, Mongo)
- * under the main faults (holder SIGKILL, holder SIGSTOP past its TTL, holder partitioned from the
- * store, a restart of PostgreSQL, of a Redis without persistence and of the Mongo server, and a SIGSTOP of
- * the Mongo server), checked against the pass
- * criteria. Writes its report to {@code target/chaos-ci/reliability.md}.
+ * The CI chaos run: every store this machine kind has (SQLite, PostgreSQL, MariaDB, Redis, Redlock, Mongo,
+ * ZooKeeper) under the main faults (holder SIGKILL, holder SIGSTOP past its TTL, holder partitioned from the
+ * store, a restart of PostgreSQL, of a Redis without persistence, of the Mongo server and of the ZooKeeper
+ * server, and a SIGSTOP of the Mongo and ZooKeeper servers), and a three-server ZooKeeper ensemble losing its
+ * leader, checked against the pass criteria. Writes its report to {@code target/chaos-ci/reliability.md}.
+ *
+ * <p>{@code -Dturnstile.chaos.stores=zookeeper,zookeeper-ensemble} (comma-separated store names) runs only
+ * those stores' cells.
  */
 class ChaosSuiteTest {
+    /** The faults every store runs (where they apply). */
+    private static final List<String> FAULTS = List.of("kill", "pause", "partition", "restart", "store-pause");
+    /** Stores outside StoreSpec.ALL that CI runs, each with only these faults. */
+    private static final Map<String, List<String>> EXTRA_CELLS = Map.of("zookeeper-ensemble", List.of("leader-loss"));
+    /** The cells that must have run, by store. */
+    private static final Map<String, List<String>> EXPECTED = Map.of(
+            "sqlite", List.of("kill", "pause"),
+            "postgresql", List.of("kill", "pause", "partition", "restart"),
+            "mariadb", List.of("kill", "pause", "partition"),
+            "redis", List.of("kill", "pause", "partition", "restart"),
+            "redlock", List.of("kill", "pause", "partition"),
+            "mongo", List.of("kill", "pause", "partition", "restart", "store-pause"),
+            "zookeeper", List.of("kill", "pause", "partition", "restart", "store-pause"),
+            "zookeeper-ensemble", List.of("leader-loss"));
+
+    /** The stores to run: {@code -Dturnstile.chaos.stores}, else StoreSpec.ALL and the ensemble. */
+    static List<String> stores() {
+        String chosen = System.getProperty("turnstile.chaos.stores", "");
+        if (chosen.isBlank()) {
+            List<String> all = new ArrayList<>(StoreSpec.ALL);
+            all.addAll(EXTRA_CELLS.keySet());
+            return all;
+        }
+        // canonical names, so that aliases (pg, zk) find their expected cells
+        return Arrays.stream(chosen.split(",")).map(String::trim).filter(n -> !n.isEmpty()).map(n -> StoreSpec.named(n).name())
+                .toList();
+    }
 
     @Test
-    @Timeout(600)
+    @Timeout(900)
     void theShortRunMeetsThePassCriteria() {
         ChaosConfig config = ChaosConfig.shortRun(Path.of("target/chaos-ci/work"));
-        List<ScenarioResult> results = ChaosRun.runMatrix(StoreSpec.ALL, List.of("kill", "pause", "partition", "restart", "store-pause"),
-                config, true);
+        List<String> stores = stores();
+        List<ScenarioResult> results = new ArrayList<>(ChaosRun.runMatrix(
+                stores.stream().filter(n -> !EXTRA_CELLS.containsKey(n)).toList(), FAULTS, config, true));
+        for (String extra : stores.stream().filter(EXTRA_CELLS::containsKey).toList()) {
+            results.addAll(ChaosRun.runMatrix(List.of(extra), EXTRA_CELLS.get(extra), config, true));
+        }
         Report.write(Path.of("target/chaos-ci/reliability.md"), results, "mvn -pl turnstile-chaos test (ChaosSuiteTest)",
                 "short", config);
 
-        assertThat(results).extracting(r -> r.store() + "×" + r.fault()).contains(
-                "sqlite×kill", "sqlite×pause",
-                "postgresql×kill", "postgresql×pause", "postgresql×partition", "postgresql×restart",
-                "mariadb×kill", "mariadb×pause", "mariadb×partition",
-                "redis×kill", "redis×pause", "redis×partition", "redis×restart",
-                "redlock×kill", "redlock×pause", "redlock×partition",
-                "mongo×kill", "mongo×pause", "mongo×partition", "mongo×restart", "mongo×store-pause");
+        List<String> expected = stores.stream().filter(EXPECTED::containsKey)
+                .flatMap(n -> EXPECTED.get(n).stream().map(f -> n + "×" + f)).toList();
+        assertThat(results).extracting(r -> r.store() + "×" + r.fault()).containsAll(expected);
         String failures = results.stream().filter(r -> !r.passed())
                 .map(r -> r.store() + " × " + r.fault() + " (" + r.dir() + "): " + r.failures())
                 .collect(Collectors.joining("\n"));
