@@ -269,11 +269,15 @@ public final class ZooKeeperProcess implements AutoCloseable {
         }
     }
 
-    /** Sends a four-letter word and returns the answer, or null if the server does not answer within 2 s. */
+    /**
+     * Sends a four-letter word and returns the answer, or null if the server does not answer within
+     * 1 s (a live server answers in milliseconds; a SIGSTOPped one accepts the connection in the
+     * kernel and never answers, and callers poll, so a short wait costs nothing).
+     */
     static String fourLetterWord(int port, String word) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
-            s.setSoTimeout(2000);
+            s.setSoTimeout(1000);
             OutputStream out = s.getOutputStream();
             out.write(word.getBytes(StandardCharsets.US_ASCII));
             out.flush();
