@@ -4,8 +4,9 @@
 # down, client clock jumps), then checks the recorded history and writes a Markdown report and its
 # JSON twin (default docs/reliability.md and docs/reliability.json).
 #
-# usage: turnstile-chaos/run.sh [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo]
-#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover,store-pause]
+# usage: turnstile-chaos/run.sh [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo,zookeeper]
+#          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover,store-pause,
+#                    session-expiry,leader-loss]
 #          [--seed N] [--mixed-seconds N] [--rounds N] [--out FILE.md] [--workers N] [--rebuild | --no-build]
 # --short (default): one round per scenario, about 12 s each, ~6 min in all; rewrites --out outside its
 # marked sections. --long: 20 rounds of every store x fault cell with shorter spells (TTL 1 s; most
@@ -18,7 +19,9 @@
 # scripts/services.sh sets those up. The clock fault needs libfaketime: installed here with apt-get
 # when missing (as root); otherwise the run stops with a message instead of skipping it.
 # Only when named: --stores redis-sentinel,redis-sentinel-noack (master, replica and Sentinel of the
-# harness's own, with and without replica acknowledgement) for --faults failover.
+# harness's own, with and without replica acknowledgement) for --faults failover; and zookeeper-ensemble
+# (three servers of Debian's zookeeper package, as the zookeeper store's one) for --faults leader-loss.
+# The zookeeper stores need that package (scripts/services.sh installs it).
 # Builds only this module (the others must be in the local repository); MVN_FLAGS=-o builds offline.
 # Exit code 0 when every scenario passes, 1 when one fails.
 #
@@ -49,7 +52,7 @@ while (($#)); do
     --rounds) rounds="$2"; command+=" $1 $2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,28p' "$self"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$self"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -10,8 +10,10 @@ import java.util.List;
  * the report.
  *
  * <pre>
- * ChaosRun [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock (also redis-sentinel,redis-sentinel-noack)]
- *          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover]
+ * ChaosRun [--short | --long | --mixed] [--stores sqlite,postgresql,mariadb,redis,redlock,mongo,zookeeper
+ *              (also redis-sentinel,redis-sentinel-noack,zookeeper-ensemble)]
+ *          [--faults none,kill,pause,partition,latency,restart,redlock-minority,redlock-majority,clock,failover,store-pause,
+ *              session-expiry,leader-loss]
  *          [--seed N] [--mixed-seconds 60] [--rounds N]
  *          [--out docs/reliability.md] [--work-dir turnstile-chaos/target/chaos] [--workers 5] [--command TEXT]
  * </pre>

@@ -209,7 +209,10 @@ public sealed interface Fault {
         }
     }
 
-    /** A store restart while the lock is held: PostgreSQL (crash-restart), the harness's Redis (no persistence) or Mongo server. */
+    /**
+     * A store restart while the lock is held: PostgreSQL (crash-restart), the harness's Redis (no
+     * persistence), Mongo server or standalone ZooKeeper server.
+     */
     record RestartStore() implements Fault {
         @Override public String id() { return "restart"; }
         @Override public boolean appliesTo(StoreSpec store) { return store.restartable(); }
@@ -217,7 +220,8 @@ public sealed interface Fault {
         @Override
         public String describe(ChaosConfig c) {
             return "store restart while the lock is held (PostgreSQL: pg_ctlcluster restart -m immediate; "
-                    + "Redis: SIGKILL and start again, no persistence; Mongo: SIGKILL of the server's JVM and start again on its file)";
+                    + "Redis: SIGKILL and start again, no persistence; Mongo: SIGKILL of the server's JVM and start again on its file; "
+                    + "ZooKeeper: SIGKILL of the server and start again on its data directory)";
         }
 
         @Override
@@ -238,7 +242,7 @@ public sealed interface Fault {
      * SIGCONT: every call of every worker times out meanwhile (the holder must report its loss by its
      * deadline), and the frozen server then runs whatever reached its socket (late acquires and
      * renewals whose callers gave up on them). Only where the harness runs the server itself as one
-     * process (Mongo's JVM).
+     * process (Mongo's JVM, a standalone ZooKeeper server).
      */
     record PauseStore() implements Fault {
         @Override public String id() { return "store-pause"; }

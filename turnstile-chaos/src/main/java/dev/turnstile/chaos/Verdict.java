@@ -24,6 +24,18 @@ import java.util.TreeSet;
  *       heartbeat + 1 s of running again, and its stale write is rejected.
  *   <li>The fault was injected, no worker crashed, and the lock was acquired after the last fault.
  * </ol>
+ *
+ * <p><b>Session stores (ZooKeeper).</b> These criteria apply unchanged, and none is loosened for
+ * them. A ZooKeeper lease is reported lost at the latest when the session can no longer be proven
+ * alive (SUSPENDED: the send time of the last answered request + the session timeout − a margin)
+ * and at once on LOST; both reach the worker as {@code onLost}, which ends its hold, so the overlap
+ * and silent-loss checks measure the promise of principle 8 exactly as they do for a TTL store. A
+ * dead or frozen holder's lease ends at the earlier of its session's expiry (1 s in these runs)
+ * and its TTL judged on the server's clock (node {@code mtime} + TTL), so the TTL-based recovery
+ * and loss-notice limits bound it too. ZooKeeper syncs its log before it answers and an ensemble
+ * agrees on every write by quorum, so it counts as a durable single store: any overlap not
+ * involving a frozen holder fails, under a server restart, a server freeze and a leader loss as
+ * well. For a leader loss, "the store came back" is the new leader's election.
  */
 final class Verdict {
     final List<String> failures = new ArrayList<>();
