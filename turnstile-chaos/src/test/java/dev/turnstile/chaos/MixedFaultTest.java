@@ -21,6 +21,16 @@ class MixedFaultTest {
     }
 
     @Test
+    void zooKeeperDrawsItsSessionAndLeaderFaultsAndEveryOtherThatApplies() {
+        // durable (the log is synced before an answer) and one store to its clients: no fault is left out
+        assertThat(mixed("zookeeper").choices()).containsExactly("kill", "pause", "partition", "latency", "restart", "clock",
+                "store-pause", "session-expiry");
+        // the ensemble's store-level fault is its leader's loss; no single server to restart or freeze
+        assertThat(mixed("zookeeper-ensemble").choices()).containsExactly("kill", "pause", "partition", "latency", "clock",
+                "session-expiry", "leader-loss");
+    }
+
+    @Test
     void redlockDrawsEveryFaultItHas() {
         assertThat(mixed("redlock").choices()).containsExactly("kill", "pause", "partition", "latency", "redlock-minority",
                 "redlock-majority", "clock");

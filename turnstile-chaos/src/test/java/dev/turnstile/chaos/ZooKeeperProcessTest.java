@@ -13,7 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The harness's ZooKeeper servers: real processes that die on SIGKILL, freeze on SIGSTOP and keep their data across a restart. */
+/**
+ * The harness's ZooKeeper servers: real processes that die on SIGKILL, freeze on SIGSTOP and keep
+ * their data across a restart. The ensemble (leader found by {@code srvr}, killed, a new one elected,
+ * the old one back as a follower) is exercised by CI's {@code zookeeper-ensemble × leader-loss} cell
+ * (ChaosSuiteTest), which fails when no new leader is elected or the old one does not rejoin; a test
+ * of its own here would cost CI another three server starts.
+ */
 class ZooKeeperProcessTest {
     @TempDir
     Path dir;
@@ -69,37 +75,5 @@ class ZooKeeperProcessTest {
             cfg = files.filter(p -> p.toString().endsWith(".cfg")).findFirst().orElseThrow();
         }
         assertThat(Files.readString(cfg)).contains("tickTime=100", "admin.enableServer=false", "dataDir=" + dir.toAbsolutePath());
-    }
-
-    @Test
-    @Timeout(90)
-    void anEnsembleElectsANewLeaderWhenItsLeaderIsKilled() throws Exception {
-        try (ZooKeeperProcess zk = ZooKeeperProcess.ensemble(dir)) {
-            assertThat(zk.size()).isEqualTo(3);
-            int leader = zk.leader();
-            assertThat(leader).isNotNegative();
-            assertThat(java.util.stream.IntStream.range(0, 3).mapToObj(zk::mode))
-                    .containsExactlyInAnyOrder("leader", "follower", "follower");
-            String connect = String.join(",", zk.hostPorts());
-            try (CuratorFramework c = client(connect)) {
-                c.create().forPath("/before", new byte[0]);
-            }
-
-            zk.kill(leader);
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            int next;
-            while ((next = zk.leader()) < 0 && System.nanoTime() < deadline) {
-                Harness.sleep(20);
-            }
-            assertThat(next).as("a new leader").isNotNegative().isNotEqualTo(leader);
-            try (CuratorFramework c = client(connect)) {
-                assertThat(c.checkExists().forPath("/before")).isNotNull();
-                c.create().forPath("/after", new byte[0]);
-            }
-
-            zk.start(leader);
-            assertThat(zk.mode(leader)).isEqualTo("follower");
-            assertThat(zk.leader()).isEqualTo(next);
-        }
     }
 }
