@@ -52,7 +52,7 @@ while (($#)); do
     --rounds) rounds="$2"; command+=" $1 $2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,31p' "$self"; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$self"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
