@@ -10,6 +10,8 @@ import java.net.InetSocketAddress;
  * JVMs of the contract suite reach it over TCP like any MongoDB server.
  */
 final class MongoTestServer {
+    /** The tests' database. */
+    static final String DATABASE = "turnstile_test";
     private static MongoServer server;
     private static String url;
 
@@ -21,7 +23,7 @@ final class MongoTestServer {
             server = new MongoServer(new MemoryBackend());
             server.bind("127.0.0.1", 0);
             InetSocketAddress at = server.getLocalAddress();
-            url = "mongodb://127.0.0.1:" + at.getPort() + "/turnstile_test";
+            url = "mongodb://127.0.0.1:" + at.getPort() + "/" + DATABASE;
             Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow));
         }
         return url;
