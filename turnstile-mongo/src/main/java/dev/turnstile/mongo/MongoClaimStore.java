@@ -105,6 +105,30 @@ public final class MongoClaimStore implements ClaimStore {
         return new Builder(collection, table);
     }
 
+    /**
+     * Returns the claiming command exactly as the store sends it for one task, as a
+     * {@code findAndModify} command document ({@code query}, {@code sort}, {@code update},
+     * {@code fields}, {@code new: true}), for reviews, {@code explain} and benchmarks. A batch of N
+     * sends it up to N times.
+     *
+     * @param table the task collection
+     * @param filter the filter (its values are in the document)
+     * @param lockTimeout the lock timeout
+     * @return the command document
+     * @throws IllegalArgumentException if an argument is null or the timeout is under 1 ms
+     */
+    public static Document claimCommand(ClaimTable table, ClaimFilter filter, Duration lockTimeout) {
+        if (table == null || filter == null || lockTimeout == null || lockTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("table, filter and a lock timeout of at least 1 ms are required");
+        }
+        return new Document("findAndModify", table.table())
+                .append("query", MongoClaimQueries.claimFilter(table, filter, lockTimeout))
+                .append("sort", MongoClaimQueries.claimSort(table))
+                .append("update", MongoClaimQueries.claimUpdate(table))
+                .append("fields", MongoClaimQueries.claimProjection(table))
+                .append("new", true);
+    }
+
     private static void checkTable(ClaimTable table) {
         if (table == null) {
             throw new IllegalArgumentException("table is null: give ClaimTable.builder(\"tasks\").build()");

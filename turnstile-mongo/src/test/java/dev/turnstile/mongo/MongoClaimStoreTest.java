@@ -227,4 +227,16 @@ class MongoClaimStoreTest {
             }
         }
     }
+
+    @Test
+    void theClaimCommandLeavesTheTimeToTheServer() {
+        Document cmd = MongoClaimStore.claimCommand(ClaimTable.builder("tasks").build(), ClaimFilter.where("phase", "Deleting"),
+                Duration.ofSeconds(30));
+        assertThat(cmd.toJson()).isEqualTo("{\"findAndModify\": \"tasks\", \"query\": {\"phase\": \"Deleting\", \"$expr\": "
+                + "{\"$lte\": [\"$locked_at\", {\"$subtract\": [\"$$NOW\", 30000]}]}}, \"sort\": {\"locked_at\": 1, \"updated_at\": 1}, "
+                + "\"update\": {\"$currentDate\": {\"locked_at\": true}, \"$inc\": {\"claim_version\": 1}}, \"fields\": "
+                + "{\"id\": 1, \"claim_version\": 1, \"locked_at\": 1}, \"new\": true}");
+        assertThatThrownBy(() -> MongoClaimStore.claimCommand(ClaimTable.builder("tasks").build(), ClaimFilter.all(), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 ms");
+    }
 }

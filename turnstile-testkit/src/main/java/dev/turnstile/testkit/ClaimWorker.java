@@ -23,7 +23,7 @@ import java.util.stream.Stream;
 /**
  * A claiming worker for tests that run workers in JVMs of their own, whatever the store. A store's
  * test keeps a small {@code main} that builds a {@link TaskClaimer} over its store and calls
- * {@link #run}; the test starts such JVMs with {@link #start} and checks them with {@link #steps}
+ * {@link #run}; the test starts such JVMs with {@link #start} and checks them with {@link #assertEveryStepOnce}
  * and {@link #killAndResume}.
  *
  * <p>Mode {@code work}: claims tasks through {@link #PHASES} until none is left for a while, proving
