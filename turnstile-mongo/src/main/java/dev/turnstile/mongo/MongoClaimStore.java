@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Work claiming over the application's own MongoDB collection, with the MongoDB Java sync driver.
@@ -30,7 +32,8 @@ import org.bson.Document;
  * that matches the filter, oldest {@code lockedAt} then {@code updatedAt} first, gets
  * {@code lockedAt} set to the server's now and its version raised. Every later write is one update
  * guarded by the key and that version. Time is the server's clock ({@code $$NOW} in {@code $expr},
- * {@code $currentDate}); the queries are in {@code MongoClaimQueries}.
+ * {@code $currentDate}); the queries are in {@code MongoClaimQueries}. A batch that meets a failure
+ * after some tasks are claimed returns those (and logs the failure); the next claim reports it.
  *
  * <pre>{@code
  * ClaimTable gateways = ClaimTable.builder("gateways").idColumn("_id").build();
@@ -49,6 +52,7 @@ import org.bson.Document;
  * says otherwise, and reads go to the primary.
  */
 public final class MongoClaimStore implements ClaimStore {
+    private static final Logger log = LoggerFactory.getLogger(MongoClaimStore.class);
     private final MongoCollection<Document> tasks;
     private final ClaimTable table;
     private final String description;
@@ -150,7 +154,18 @@ public final class MongoClaimStore implements ClaimStore {
         Document update = MongoClaimQueries.claimUpdate(table);
         List<ClaimedRow> out = new ArrayList<>();
         while (out.size() < max) {
-            Document d = call("claim tasks", () -> tasks.findOneAndUpdate(query, update, claimOptions));
+            Document d;
+            try {
+                d = call("claim tasks", () -> tasks.findOneAndUpdate(query, update, claimOptions));
+            } catch (StoreUnavailableException e) {
+                if (out.isEmpty()) {
+                    throw e;
+                }
+                // The tasks claimed so far are ours: hand them out rather than leave them locked
+                // until the timeout; the next claim meets the failure again and reports it.
+                log.warn("claim on {} stopped after {} of {} tasks: {}", description, out.size(), max, e.getMessage());
+                break;
+            }
             if (d == null) {
                 break;
             }

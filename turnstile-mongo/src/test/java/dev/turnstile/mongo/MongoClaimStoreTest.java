@@ -239,4 +239,23 @@ class MongoClaimStoreTest {
         assertThatThrownBy(() -> MongoClaimStore.claimCommand(ClaimTable.builder("tasks").build(), ClaimFilter.all(), Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 ms");
     }
+
+    @Test
+    void aBatchThatFailsHalfWayHandsOutTheTasksItClaimed() {
+        String name = fresh();
+        ClaimTable t = ClaimTable.builder(name).build();
+        MongoCollection<Document> tasks = collection(name);
+        MongoClaimFixtures.insertTasks(tasks, "P", 1000, List.of("a"));
+        MongoClaimFixtures.insertTasks(tasks, "P", 2000, List.of("b"));
+        // The server refuses to $inc a version that is not a number: the batch's second command fails.
+        tasks.updateOne(new Document("id", "b"), new Document("$set", new Document("claim_version", "not a number")));
+        try (TaskClaimer c = TaskClaimer.builder(MongoClaimStore.builder(client, MongoTestServer.DATABASE, t)
+                .createIndexIfMissing(true).build()).lockTimeout(Duration.ofMinutes(1)).build()) {
+            List<Claim> batch = c.claim(ClaimFilter.all(), 3);
+            assertThat(batch).extracting(Claim::id).containsExactly("a");
+            assertThat(batch.get(0).unlock()).isEqualTo(ClaimOutcome.APPLIED);
+            assertThatThrownBy(() -> c.claim(ClaimFilter.all(), 3)).as("a failure with nothing claimed is reported")
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("cannot claim tasks on MongoDB database");
+        }
+    }
 }
