@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>The {@code lockedAt} and {@code updatedAt} fields hold BSON dates ({@code lockedAt} at the epoch
- * when free); a document without {@code lockedAt} or the version is due at once. {@link
+ * when free); a document without {@code lockedAt} or the version is due at once. A number in
+ * {@code lockedAt} (epoch milliseconds) would sort before every date and make the task look due to
+ * every claim: keep dates there. {@link
  * Builder#build()} checks with {@code listIndexes} that the collection has an index that starts
  * with the filter fields and then {@code lockedAt}, and (unless the key is {@code _id}) an index on
  * the key; what is missing is reported with the {@code createIndex} commands that add it.
