@@ -7,6 +7,16 @@ import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.TaskClaimer;
 import dev.turnstile.jdbc.JdbcClaimStore;
 import dev.turnstile.jdbc.SqlDialect;
+import dev.turnstile.mongo.MongoClaimStore;
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.ReturnDocument;
+import org.bson.Document;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -36,10 +46,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Every cycle claims one task. The lock timeout is 1 ms, so a claimed task is due again a
  * millisecond later and the due set never runs dry: the cycle is the claim alone, nothing else.
  *
- * <p>System properties: {@code bench.claim.dbs} ({@code postgresql,mariadb}), {@code bench.claim.threads}
+ * <p>System properties: {@code bench.claim.dbs} ({@code postgresql,mariadb}; {@code mongodb} too), {@code bench.claim.threads}
  * ({@code 1,8}), {@code bench.claim.slices} (8), {@code bench.claim.sliceMs} (1000),
  * {@code bench.claim.sizes} ({@code 10000,100000,1000000}), {@code bench.claim.report}
- * ({@code turnstile-bench/target/claim-bench.md}), {@code bench.mariadbUrl}.
+ * ({@code turnstile-bench/target/claim-bench.md}), {@code bench.mariadbUrl}, {@code bench.claim.mongoUrl}
+ * (default: mongo-java-server started in a JVM of its own), {@code bench.claim.mongoTasks} (2000).
  */
 public final class ClaimBench {
     private static final Duration TIMEOUT = Duration.ofMillis(1);
@@ -74,6 +85,10 @@ public final class ClaimBench {
                 + " ms slices (floor claims/s ÷ Turnstile claims/s of the neighbouring slice), and over " + slices
                 + " slices of " + sliceMs + " ms in which every thread alternates one Turnstile claim and one raw claim.");
         for (String db : dbs) {
+            if (db.equals("mongodb")) {
+                mongo(threads, slices, sliceMs);
+                continue;
+            }
             String url = url(db);
             SqlDialect dialect = SqlDialect.fromJdbcUrl(url);
             try (HikariDataSource pool = pool(url, 8)) {
@@ -106,8 +121,13 @@ public final class ClaimBench {
     private void throughput(HikariDataSource pool, SqlDialect dialect, ClaimTable table, int threads, int batch, int slices,
             long sliceMs) throws Exception {
         try (TaskClaimer claimer = TaskClaimer.builder(JdbcClaimStore.builder(pool, table).build()).lockTimeout(TIMEOUT).build()) {
-            Cycle turnstile = () -> claimer.claim(DUE, batch).size();
-            Cycle floor = floor(pool, dialect, table, batch);
+            throughput(() -> claimer.claim(DUE, batch).size(), floor(pool, dialect, table, batch), threads, batch, slices, sliceMs);
+        }
+    }
+
+    /** Turnstile against its floor on N threads: pairs of slices in a shuffled order, then alternating claims. */
+    private void throughput(Cycle turnstile, Cycle floor, int threads, int batch, int slices, long sliceMs) throws Exception {
+        {
             measure(turnstile, threads, 2000);
             measure(floor, threads, 2000);
             Random shuffle = new Random(42);
@@ -141,6 +161,75 @@ public final class ClaimBench {
             line(String.format(Locale.ROOT, "| %d | %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.3f [%.3f–%.3f] (%.0f µs vs %.0f µs) |",
                     threads, batch, sumT / slices, sumF / slices, median(ratios), ratios.get(0), ratios.get(ratios.size() - 1),
                     median(alt), alt.get(0), alt.get(alt.size() - 1), last[0], last[1]));
+        }
+    }
+
+    /**
+     * MongoDB: {@code MongoClaimStore} against the raw {@code findOneAndUpdate} it sends
+     * ({@link MongoClaimStore#claimCommand}), on the same collection object of one client, so the
+     * same write concern. The server is {@code bench.claim.mongoUrl}, or else mongo-java-server
+     * (in-memory) started in a JVM of its own. That server ignores secondary indexes, so every claim
+     * scans the collection: the task count is small ({@code bench.claim.mongoTasks}, 2 000) and there
+     * is no growth table.
+     */
+    private void mongo(int[] threads, int slices, long sliceMs) throws Exception {
+        String url = System.getProperty("bench.claim.mongoUrl");
+        Process server = null;
+        String serverName = "the server at bench.claim.mongoUrl";
+        if (url == null) {
+            int port;
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m", "-cp",
+                    System.getProperty("java.class.path"), MongoBenchServer.class.getName(), Integer.toString(port))
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            url = "mongodb://127.0.0.1:" + port + "/bench";
+            serverName = "mongo-java-server " + RedisBench.version(de.bwaldvogel.mongo.MongoServer.class)
+                    + " (in-memory backend, a JVM of its own; not a real mongod)";
+        }
+        int tasks = Integer.getInteger("bench.claim.mongoTasks", 2000);
+        try (MongoClient client = MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(url))
+                .applyToClusterSettings(b -> b.serverSelectionTimeout(30, java.util.concurrent.TimeUnit.SECONDS)).build())) {
+            String database = new ConnectionString(url).getDatabase();
+            ClaimTable table = ClaimTable.builder("bench_claim_" + UUID.randomUUID().toString().substring(0, 8)).build();
+            MongoCollection<Document> tasksCollection = client.getDatabase(database).getCollection(table.table())
+                    .withWriteConcern(WriteConcern.MAJORITY);
+            try {
+                MongoClaimStore store = MongoClaimStore.builder(client, database, table).createIndexIfMissing(true).build();
+                List<Document> docs = new ArrayList<>();
+                for (int i = 0; i < tasks; i++) {
+                    docs.add(new Document("id", "task" + i).append("phase", "Due").append("locked_at", new java.util.Date(0))
+                            .append("updated_at", new java.util.Date(i)).append("claim_version", 0L));
+                }
+                tasksCollection.insertMany(docs);
+                Document cmd = MongoClaimStore.claimCommand(table, DUE, TIMEOUT);
+                FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().sort(cmd.get("sort", Document.class))
+                        .projection(cmd.get("fields", Document.class)).returnDocument(ReturnDocument.AFTER);
+                Document query = cmd.get("query", Document.class);
+                Document update = cmd.get("update", Document.class);
+                Cycle floor = () -> tasksCollection.findOneAndUpdate(query, update, options) != null ? 1 : 0;
+                line("");
+                line(String.format(Locale.ROOT, "## mongodb: throughput, %,d tasks all due", tasks));
+                line("");
+                line("Server: " + serverName + "; driver " + RedisBench.version(MongoClient.class)
+                        + ", one MongoClient; write concern majority on both sides. Floor: the raw findOneAndUpdate of "
+                        + "MongoClaimStore.claimCommand on the same collection object.");
+                line("");
+                line("| threads | batch | Turnstile claims/s | floor claims/s | ratio, pairs of slices | ratio, alternating (last slice's µs per claim) |");
+                line("| --- | --- | --- | --- | --- | --- |");
+                try (TaskClaimer claimer = TaskClaimer.builder(store).lockTimeout(TIMEOUT).build()) {
+                    for (int t : threads) {
+                        throughput(() -> claimer.claim(DUE, 1).size(), floor, t, 1, slices, sliceMs);
+                    }
+                }
+            } finally {
+                tasksCollection.drop();
+            }
+        } finally {
+            if (server != null) {
+                server.destroyForcibly().waitFor();
+            }
         }
     }
 

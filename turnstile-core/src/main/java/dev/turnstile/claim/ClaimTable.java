@@ -16,9 +16,9 @@ import java.util.Set;
  *   <li>{@code id}: the task's key;
  *   <li>{@code phase}: the state the task is in ({@code Creating}, {@code Deleting}, …); also a
  *       filter column, and what {@link Claim#moveTo} sets;
- *   <li>{@code locked_at}: when the task was last claimed, in epoch milliseconds by the store's
- *       clock ({@code 0}, the epoch, when free);
- *   <li>{@code updated_at}: when the task last made progress, in epoch milliseconds; claims are
+ *   <li>{@code locked_at}: when the task was last claimed, by the store's clock, in epoch
+ *       milliseconds on SQL stores and as a BSON date on MongoDB (the epoch when free);
+ *   <li>{@code updated_at}: when the task last made progress, in the same form; claims are
  *       ordered by {@code locked_at} then {@code updated_at}, and {@link Claim#relock} measures the
  *       time waited from it;
  *   <li>{@code claim_version}: a number raised by every claim: the fence that guards later writes.

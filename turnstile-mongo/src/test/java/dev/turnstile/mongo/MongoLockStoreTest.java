@@ -99,23 +99,8 @@ class MongoLockStoreTest {
         // A server whose wall clock is an hour behind this client's (libfaketime in the server's JVM
         // only): a store that computed lockUntil from the client's clock, as ShedLock's Mongo provider
         // does, would keep the lock an hour too long; this one follows the server and reports its time.
-        Path lib = Stream.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1")
-                .map(Path::of).filter(Files::isReadable).findFirst()
-                .orElseThrow(() -> new IllegalStateException("libfaketime is missing: scripts/services.sh installs it (apt-get install faketime)"));
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xshare:auto",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), MongoServerMain.class.getName())
-                .redirectErrorStream(true);
-        pb.environment().putAll(Map.of("LD_PRELOAD", lib.toString(), "FAKETIME", "-1h", "FAKETIME_DONT_FAKE_MONOTONIC", "1",
-                "FAKETIME_FORCE_MONOTONIC_FIX", "0"));
-        Process server = pb.start();
-        try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-            String line;
-            while ((line = out.readLine()) != null && !line.startsWith("port ")) {
-                // JVM warnings before the port
-            }
-            assertThat(line).as("the server child printed its port").isNotNull();
-            String url = "mongodb://127.0.0.1:" + line.substring(5).trim() + "/clock";
+        try (MongoTestServer.SkewedServer server = MongoTestServer.skewed("-1h", "clock")) {
+            String url = server.url();
             try (LockStore a = LockStores.open(url); LockStore b = LockStores.open(url)) {
                 String name = unique("clock");
                 Grant g = a.tryAcquire(new AcquireRequest(name, "a", "ta", Duration.ofMillis(400))).orElseThrow();
@@ -128,8 +113,6 @@ class MongoLockStoreTest {
                 assertThat(a.release(name, "ta", Duration.ZERO)).isFalse();
                 assertThat(b.heldLocks()).extracting(LockInfo::name).containsExactly(name);
             }
-        } finally {
-            server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
     }
 

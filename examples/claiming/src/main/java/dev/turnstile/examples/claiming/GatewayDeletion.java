@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.turnstile.claim.Claim;
 import dev.turnstile.claim.ClaimFilter;
 import dev.turnstile.claim.ClaimOutcome;
+import dev.turnstile.claim.ClaimStore;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.TaskClaimer;
 import dev.turnstile.jdbc.JdbcClaimStore;
@@ -28,6 +29,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * MarkingDeleted     --&gt; Deleted
  * </pre>
  *
+ * <p>On MongoDB ({@code mongodb://} URLs, {@link MongoGateways}) the same state machine runs over a
+ * collection through {@code MongoClaimStore}.
+ *
  * <p>{@code setup URL N} creates the tables and N gateways; {@code worker URL NAME} works until
  * nothing has been due for a few seconds; {@code report URL} prints the phases.
  */
@@ -37,20 +41,36 @@ public final class GatewayDeletion {
 
     private GatewayDeletion() {}
 
+    /**
+     * Runs one command.
+     *
+     * @param args {@code setup URL N}, {@code worker URL NAME} or {@code report URL}; the URL is a
+     *     JDBC URL or a {@code mongodb://host:port/database} connection string
+     * @throws Exception on errors
+     */
     public static void main(String[] args) throws Exception {
         String url = args[1];
+        if (url.startsWith("mongodb://") || url.startsWith("mongodb+srv://")) {
+            MongoGateways.main(args[0], url, args.length > 2 ? args[2] : null);
+            return;
+        }
         try (HikariDataSource db = pool(url)) {
             switch (args[0]) {
                 case "setup" -> setup(db, url, Integer.parseInt(args[2]));
-                case "worker" -> work(db, args[2]);
+                case "worker" -> work(JdbcClaimStore.builder(db, GATEWAYS).build(), args[2], gateway -> deleteRecords(db, gateway));
                 case "report" -> report(db);
                 default -> throw new IllegalArgumentException("usage: setup URL N | worker URL NAME | report URL");
             }
         }
     }
 
-    static void work(HikariDataSource db, String name) throws Exception {
-        JdbcClaimStore store = JdbcClaimStore.builder(db, GATEWAYS).build();
+    /** The one store-specific step: delete a gateway's records, fenced by its claim. */
+    interface RecordDeleter {
+        void deleteRecords(Claim gateway) throws Exception;
+    }
+
+    /** The state machine, the same on every store. */
+    static void work(ClaimStore store, String name, RecordDeleter records) throws Exception {
         try (TaskClaimer claimer = TaskClaimer.builder(store)
                 .lockTimeout(Duration.ofSeconds(30))      // a worker that dies frees its gateways after 30 s
                 .relockFloor(Duration.ofMillis(300))
@@ -61,7 +81,7 @@ public final class GatewayDeletion {
                     for (Claim gateway : claimer.claim(ClaimFilter.where("phase", PHASES.get(p)), 3)) {
                         idleSince = System.nanoTime();
                         try (gateway) {                   // an exception relocks: retried after the backoff
-                            step(db, name, gateway, p);
+                            step(records, name, gateway, p);
                         }
                     }
                 }
@@ -71,7 +91,7 @@ public final class GatewayDeletion {
     }
 
     /** One step of one gateway; the claim's version fences every write. */
-    private static void step(HikariDataSource db, String worker, Claim gateway, int phase) throws SQLException {
+    private static void step(RecordDeleter records, String worker, Claim gateway, int phase) throws Exception {
         String from = PHASES.get(phase);
         String to = PHASES.get(phase + 1);
         switch (from) {
@@ -83,7 +103,7 @@ public final class GatewayDeletion {
                     return;
                 }
             }
-            case "DeletingRecords" -> deleteRecords(db, gateway);
+            case "DeletingRecords" -> records.deleteRecords(gateway);
             default -> { }
         }
         ClaimOutcome outcome = gateway.moveTo(to);
