@@ -358,18 +358,25 @@ public final class ZooKeeperLockStore implements LockStore {
      * and is met again), and this token's own older nodes (a create Curator sent twice).
      */
     private boolean isFirst(String parent, long seq, long now, String token) {
-        return ahead(parent, seq, now, token, null) == null;
+        return ahead(parent, seq, now, token, null, null) == null;
     }
+
+    /** What {@link #ahead} returns when the caller's own node is not among the children. */
+    private static final String MISSING = "";
 
     /**
      * The nearest node ahead of the node with sequence {@code seq} while an unexpired lease, place or
      * hold marker is ahead of it; null when none is (the node is first). {@code blocker}, if given,
-     * receives the expiry (server time) of the first unexpired node ahead.
+     * receives the expiry (server time) of the first unexpired node ahead. If {@code mine} is given
+     * and that node is not among the children, returns {@link #MISSING}.
      */
-    private String ahead(String parent, long seq, long now, String token, long[] blocker) {
+    private String ahead(String parent, long seq, long now, String token, long[] blocker, String mine) {
         String own = nodePrefix(token);
         while (true) {
             List<String> children = children(parent);
+            if (mine != null && !children.contains(mine)) {
+                return MISSING;
+            }
             List<String> order = new ArrayList<>();
             if (children.contains(HOLD)) {
                 order.add(HOLD);
@@ -469,10 +476,14 @@ public final class ZooKeeperLockStore implements LockStore {
             this.serverNowAt = System.nanoTime();
         }
 
-        /** Writes the place again, so it does not expire: the write's mtime is a fresh server time. */
+        /**
+         * Writes the place again, so it does not expire: the write's mtime is a fresh server time.
+         * False if the place is lost (deleted as expired, or its session's nodes went); true if
+         * written, or if it is no longer a place (promoted or dropped), which must not be touched.
+         */
         synchronized boolean touch() throws Exception {
             if (!open) {
-                return false;
+                return true;
             }
             long t0 = System.nanoTime();
             try {
@@ -542,20 +553,21 @@ public final class ZooKeeperLockStore implements LockStore {
                 }
                 p.lastTry = System.nanoTime();
                 long[] blocker = {Long.MIN_VALUE};
-                String before = ahead(parent, p.seq, p.serverNow, r.token(), blocker);
-                if (before != null && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
+                String mine = p.path.substring(parent.length() + 1);
+                String before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
                     // The node in front may have expired since this place last heard the server's
                     // time: touch the place for a fresh one, and look again.
                     if (!p.touch()) {
                         drop(r.token(), p);
                         continue;
                     }
-                    before = ahead(parent, p.seq, p.serverNow, r.token(), blocker);
+                    before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
                 }
                 if (before == null) {
-                    if (children(parent).contains(p.path.substring(parent.length() + 1))) {
-                        return promote(p, r, ttlMs);
-                    }
+                    return promote(p, r, ttlMs);
+                }
+                if (before.isEmpty()) {
                     drop(r.token(), p); // expired and deleted by another, or the session's nodes went
                     continue;
                 }
@@ -579,6 +591,7 @@ public final class ZooKeeperLockStore implements LockStore {
         Stat written;
         synchronized (p) {
             if (!p.open) {
+                places.remove(r.token(), p);
                 return Optional.empty();
             }
             long t0 = System.nanoTime();
@@ -597,9 +610,17 @@ public final class ZooKeeperLockStore implements LockStore {
                 Instant.ofEpochMilli(written.getMtime() + ttlMs)));
     }
 
-    /** Forgets a place and deletes its node if it is still there. */
+    /**
+     * Forgets a place and deletes its node if it is still there; nothing if it is no longer a place:
+     * a promoted place is a lease now, and only its release may delete it.
+     */
     private void drop(String token, Place p) {
-        p.open = false;
+        synchronized (p) {
+            if (!p.open) {
+                return;
+            }
+            p.open = false;
+        }
         places.remove(token, p);
         deleteQuietly(p.path, p.name);
     }

@@ -121,6 +121,21 @@ class ZooKeeperWaitingLineTest {
     }
 
     @Test
+    void aPlaceThatBecameTheHolderIsNoLongerTouchedOrDropped() throws Exception {
+        String name = unique("promoted");
+        Duration queueTimeout = Duration.ofMillis(300); // touched every 100 ms
+        ZooKeeperLockStore holder = store(queueTimeout);
+        ZooKeeperLockStore waiter = store(queueTimeout);
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
+        holder.release(name, "h", Duration.ZERO);
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isPresent();
+        Thread.sleep(800); // several touch rounds
+        assertThat(waiter.extend(name, "w", Duration.ofSeconds(30))).as("still held after the touch rounds").isTrue();
+        assertThat(waiter.release(name, "w", Duration.ZERO)).isTrue();
+    }
+
+    @Test
     void aPlaceIsMarkedQueuedAndStopWaitingDeletesItAtOnce() throws Exception {
         String name = unique("stop");
         ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
