@@ -72,9 +72,10 @@ import org.slf4j.LoggerFactory;
  * server once empty) and re-created, which restarts the sequence numbers.
  *
  * <p><b>lockAtLeastFor.</b> An early release replaces the ephemeral node, in one transaction, by a
- * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease node's
- * {@code ctime} plus the minimum hold (a server time), so it holds even when the process exits
- * right after the release.
+ * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease's start
+ * plus the minimum hold (a server time: the node's {@code ctime}, or the {@code mtime} of the write
+ * that made it the holder when it became first after its creation), so it holds even when the
+ * process exits right after the release.
  *
  * <p><b>Sessions.</b> The session is the lease's heartbeat: see {@link ZooKeeperLockStoreFactory}
  * for the session timeout. While the connection is suspended the lease cannot be proven held;
@@ -320,8 +321,22 @@ public final class ZooKeeperLockStore implements LockStore {
         }
         contacted(t0);
         boolean granted = false;
+        Stat stat = createdStat(c);
         try {
             granted = c.alone() || isFirst(parent, sequence(c.path()), c.ctime(), request.token());
+            if (granted && !c.alone()) {
+                // Other nodes were there: the node may have become first well after its creation
+                // (an expired lease or hold marker ahead was deleted meanwhile, by this caller or
+                // another), so the lease starts now, at a write's mtime, not at the ctime: else it
+                // would end early on the server, and lockAtLeastFor would count from before it held.
+                stat = client.setData().withVersion(0).forPath(c.path(), data.bytes());
+            }
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+            granted = false;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw failure("acquiring lock '" + request.name() + "'", e);
         } finally {
             if (!granted) {
                 deleteQuietly(c.path(), request.name());
@@ -330,8 +345,8 @@ public final class ZooKeeperLockStore implements LockStore {
         if (!granted) {
             return Optional.empty();
         }
-        ownNodes.put(request.token(), new Found(c.path(), createdStat(c), data));
-        return Optional.of(new Grant(c.czxid(), Instant.ofEpochMilli(c.ctime()), Instant.ofEpochMilli(c.ctime() + ttlMs)));
+        ownNodes.put(request.token(), new Found(c.path(), stat, data, stat.getMtime()));
+        return Optional.of(new Grant(c.czxid(), Instant.ofEpochMilli(stat.getMtime()), Instant.ofEpochMilli(stat.getMtime() + ttlMs)));
     }
 
     /** The stat of a node just created (version 0), as the transaction told it. */
@@ -605,7 +620,7 @@ public final class ZooKeeperLockStore implements LockStore {
             p.open = false;
             places.remove(r.token(), p);
         }
-        ownNodes.put(r.token(), new Found(p.path, written, lease));
+        ownNodes.put(r.token(), new Found(p.path, written, lease, written.getMtime()));
         return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
                 Instant.ofEpochMilli(written.getMtime() + ttlMs)));
     }
@@ -661,7 +676,12 @@ public final class ZooKeeperLockStore implements LockStore {
     // --- extend and release -----------------------------------------------------------------
 
     /** A lease node found by its token. */
-    private record Found(String path, Stat stat, NodeData data) {}
+    /**
+     * A lease node found by its token, with the server time its lease started: the acquiring write's
+     * mtime where this store granted it (a place promoted, or a node that became first after others
+     * went, started its lease after its creation), else the node's ctime.
+     */
+    private record Found(String path, Stat stat, NodeData data, long acquiredAtMs) {}
 
     /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
     private Found find(String name, String token) {
@@ -694,7 +714,7 @@ public final class ZooKeeperLockStore implements LockStore {
         Stat stat = new Stat();
         try {
             NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(path));
-            return token.equals(data.token()) && data.untilMs() == null && !data.isPlace() ? new Found(path, stat, data) : null;
+            return token.equals(data.token()) && data.untilMs() == null && !data.isPlace() ? new Found(path, stat, data, stat.getCtime()) : null;
         } catch (KeeperException.NoNodeException gone) {
             return null;
         } catch (Exception e) {
@@ -735,7 +755,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             }
-            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next));
+            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next, old.acquiredAtMs()));
             return true;
         }
     }
@@ -794,8 +814,8 @@ public final class ZooKeeperLockStore implements LockStore {
      */
     private void holdUntil(String name, Found f, Duration lockAtLeastFor) throws Exception {
         String hold = lockPath(name) + "/" + HOLD;
-        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.stat().getCtime(),
-                f.stat().getCtime() + lockAtLeastFor.toMillis());
+        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.acquiredAtMs(),
+                f.acquiredAtMs() + lockAtLeastFor.toMillis());
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(client.transactionOp().delete().withVersion(f.stat().getVersion()).forPath(f.path()));
         if (client.checkExists().forPath(hold) != null) {

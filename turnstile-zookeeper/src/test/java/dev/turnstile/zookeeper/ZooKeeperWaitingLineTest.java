@@ -136,6 +136,23 @@ class ZooKeeperWaitingLineTest {
     }
 
     @Test
+    void lockAtLeastForCountsFromWhenAPlaceBecameTheHolderNotFromWhenItQueued() throws Exception {
+        String name = unique("atleast");
+        ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
+        ZooKeeperLockStore waiter = store(Duration.ofSeconds(3));
+        ZooKeeperLockStore other = store(Duration.ofSeconds(3));
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
+        Thread.sleep(1_000); // the place waits a while
+        holder.release(name, "h", Duration.ZERO);
+        var grant = waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true)).orElseThrow();
+        assertThat(waiter.release(name, "w", Duration.ofMillis(800))).isTrue();
+        // Held until the grant plus 800 ms, not until the place's creation plus 800 ms (already past).
+        assertThat(other.tryAcquire(new AcquireRequest(name, "other", "o", Duration.ofSeconds(30))))
+                .as("lockAtLeastFor after a grant at %s", grant.acquiredAt()).isEmpty();
+    }
+
+    @Test
     void aPlaceIsMarkedQueuedAndStopWaitingDeletesItAtOnce() throws Exception {
         String name = unique("stop");
         ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
