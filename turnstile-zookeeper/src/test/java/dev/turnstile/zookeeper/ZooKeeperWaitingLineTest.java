@@ -58,6 +58,16 @@ class ZooKeeperWaitingLineTest {
         }
     }
 
+    /** A lock held by "holder" (token "h"), a second store to wait on it, and a raw client to look. */
+    private record Held(String name, ZooKeeperLockStore holder, ZooKeeperLockStore waiter, CuratorFramework raw) {}
+
+    private Held held(String what) {
+        String name = unique(what);
+        ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        return new Held(name, holder, store(Duration.ofSeconds(3)), curator());
+    }
+
     private static List<String> nodes(CuratorFramework c, String parent) throws Exception {
         return c.getChildren().forPath(parent);
     }
@@ -154,11 +164,10 @@ class ZooKeeperWaitingLineTest {
 
     @Test
     void aPlaceIsMarkedQueuedAndStopWaitingDeletesItAtOnce() throws Exception {
-        String name = unique("stop");
-        ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
-        ZooKeeperLockStore waiter = store(Duration.ofSeconds(3));
-        CuratorFramework raw = curator();
-        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        Held line = held("stop");
+        String name = line.name();
+        ZooKeeperLockStore waiter = line.waiter();
+        CuratorFramework raw = line.raw();
         assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
         String parent = waiter.lockPath(name);
         List<String> children = nodes(raw, parent);
@@ -169,7 +178,7 @@ class ZooKeeperWaitingLineTest {
         assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
         assertThat(nodes(raw, parent)).containsExactlyInAnyOrderElementsOf(children);
         // The place holds nothing: the lock's holder is still listed as the holder.
-        assertThat(holder.heldLocks()).filteredOn(i -> i.name().equals(name)).singleElement()
+        assertThat(line.holder().heldLocks()).filteredOn(i -> i.name().equals(name)).singleElement()
                 .satisfies(i -> assertThat(i.owner()).isEqualTo("holder"));
         waiter.stopWaiting(name, "w");
         assertThat(nodes(raw, parent)).doesNotContain(place).hasSize(1);
@@ -177,11 +186,10 @@ class ZooKeeperWaitingLineTest {
 
     @Test
     void aWaitThatTimesOutOrIsInterruptedLeavesNoPlaceBehind() throws Exception {
-        String name = unique("leave");
-        ZooKeeperLockStore holder = store(Duration.ofSeconds(3));
-        ZooKeeperLockStore waiter = store(Duration.ofSeconds(3));
-        CuratorFramework raw = curator();
-        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        Held line = held("leave");
+        String name = line.name();
+        ZooKeeperLockStore waiter = line.waiter();
+        CuratorFramework raw = line.raw();
         String parent = waiter.lockPath(name);
         try (Turnstile t = Turnstile.builder(waiter).build()) {
             assertThat(t.acquire(name, OPTIONS, Duration.ofMillis(400))).isEmpty();
