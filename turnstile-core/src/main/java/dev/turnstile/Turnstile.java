@@ -142,7 +142,7 @@ public final class Turnstile implements AutoCloseable {
         long start = System.nanoTime();
         Optional<Lease> lease;
         try {
-            lease = tryAcquire(name, options, false);
+            lease = tryAcquire(name, options, false, null);
         } catch (StoreUnavailableException e) {
             reportStoreFailure(name, e, start);
             throw e;
@@ -175,11 +175,13 @@ public final class Turnstile implements AutoCloseable {
      * here: the waiting loop calls this on every poll).
      *
      * @param waiting whether a busy lock will be waited for (the store may queue this client)
+     * @param token the token to ask with: a waiting acquire uses one for all its tries, so that a
+     *     store that queues it keeps one place in line for it; null for a fresh one
      */
-    private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting) {
+    private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting, String token) {
         checkOpen();
         if (!options.reentrant()) {
-            return Optional.ofNullable(acquireOnce(name, options, waiting));
+            return Optional.ofNullable(acquireOnce(name, options, waiting, token));
         }
         HoldKey key = new HoldKey(name, options.reentrancyContext());
         ReentrantLease.Hold hold = reentrantHolds.get(key);
@@ -194,7 +196,7 @@ public final class Turnstile implements AutoCloseable {
                 }
             }
         }
-        HeldLease lease = acquireOnce(name, options, waiting);
+        HeldLease lease = acquireOnce(name, options, waiting, token);
         return lease == null ? Optional.empty() : Optional.of(adopt(name, options, lease));
     }
 
@@ -244,7 +246,7 @@ public final class Turnstile implements AutoCloseable {
     private Optional<Lease> waitFor(String name, LockOptions options, Duration maxWait) throws InterruptedException {
         if (options.reentrant() && holdsReentrantly(name, options)) {
             // Not in line behind threads that wait for this very hold to end.
-            Optional<Lease> again = tryAcquire(name, options, false);
+            Optional<Lease> again = tryAcquire(name, options, false, null);
             if (again.isPresent()) {
                 return again;
             }
@@ -254,11 +256,16 @@ public final class Turnstile implements AutoCloseable {
         WaitRooms.Seat seat = waitRooms.enter(name, options);
         ReleaseWatches.Handle watch = null;
         boolean acquired = false;
+        // One token for every try of this wait: a store that keeps a waiting line (ZooKeeper) keeps
+        // this waiter's place under it from try to try, and is told when the wait ends without it.
+        String token = Owners.newToken();
+        boolean queued = false;
+        Lease won = null;
         try {
             if (!seat.awaitTurn(deadline)) {
                 // The wait ran out while other threads here were ahead: one try of its own all the
                 // same, so that a lock which is free (or a store that is down) is not reported busy.
-                Optional<Lease> last = tryAcquire(name, options, false);
+                Optional<Lease> last = tryAcquire(name, options, false, token);
                 acquired = last.isPresent();
                 return last;
             }
@@ -277,6 +284,7 @@ public final class Turnstile implements AutoCloseable {
                         throw closedClient();
                     }
                     acquired = true;
+                    won = handed;
                     return Optional.of(adopt(name, options, handed));
                 }
                 if (Thread.interrupted()) {
@@ -289,7 +297,8 @@ public final class Turnstile implements AutoCloseable {
                         // when the release subscription failed and this waiter polls: otherwise a
                         // client whose notifications broke would never be first in line, and another
                         // client's threads could hand the lock among themselves while it starves.
-                        lease = tryAcquire(name, options, watch != null);
+                        queued |= watch != null;
+                        lease = tryAcquire(name, options, watch != null, token);
                     } catch (StoreUnavailableException e) {
                         if (Thread.interrupted()) {
                             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
@@ -298,6 +307,7 @@ public final class Turnstile implements AutoCloseable {
                     }
                     if (lease.isPresent()) {
                         acquired = true;
+                        won = lease.get();
                         return lease;
                     }
                 }
@@ -321,10 +331,26 @@ public final class Turnstile implements AutoCloseable {
                 seen = seat.await(seen, Math.min(left, delay));
             }
         } finally {
+            if (queued && (won == null || !token.equals(won.token()))) {
+                stopWaiting(name, token);
+            }
             if (watch != null) {
                 watch.close();
             }
             waitRooms.leave(name, seat, acquired);
+        }
+    }
+
+    /**
+     * The wait ended without the lock under this token (timed out, interrupted, failed, or handed a
+     * lease of another token here): the store may drop the waiter's place in its line now rather
+     * than leave it to time out. Best effort: a place left behind only delays the line a little.
+     */
+    private void stopWaiting(String name, String token) {
+        try {
+            store.stopWaiting(name, token);
+        } catch (RuntimeException e) {
+            log.debug("could not leave the waiting line of lock '{}': {}", name, e.toString());
         }
     }
 
@@ -406,9 +432,9 @@ public final class Turnstile implements AutoCloseable {
         keeper.close();
     }
 
-    private HeldLease acquireOnce(String name, LockOptions options, boolean waiting) {
+    private HeldLease acquireOnce(String name, LockOptions options, boolean waiting, String sharedToken) {
         for (int attempt = 1; ; attempt++) {
-            String token = Owners.newToken();
+            String token = sharedToken != null && attempt == 1 ? sharedToken : Owners.newToken();
             long start = System.nanoTime();
             Optional<Grant> grant;
             try {

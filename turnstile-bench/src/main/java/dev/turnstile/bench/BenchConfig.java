@@ -19,6 +19,7 @@ import java.util.Locale;
  *       {@code bench.handoffWarmupSeconds} (30: contended, unrecorded)
  *   <li>{@code bench.pgUrl} ({@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres})
  *   <li>{@code bench.redisUrl} ({@code redis://127.0.0.1:6379})
+ *   <li>{@code bench.zookeeper} ({@code 127.0.0.1:2181}): the ZooKeeper server, host:port
  *   <li>{@code bench.waitThreads} (4) and {@code bench.waitHoldMicros} (100): the Redis
  *       same-JVM blocking scenario (threads on one name, hold time; 0 holds for no time)
  *   <li>{@code bench.report} ({@code turnstile-bench/target/bench-results.md}): Markdown output,
@@ -102,6 +103,11 @@ final class BenchConfig {
 
     static String postgresUrl() {
         return System.getProperty("bench.pgUrl", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+    }
+
+    /** The ZooKeeper server of the ZooKeeper benchmarks: {@code bench.zookeeper}, host:port. */
+    static String zookeeper() {
+        return System.getProperty("bench.zookeeper", "127.0.0.1:2181");
     }
 
     static String redisUrl() {

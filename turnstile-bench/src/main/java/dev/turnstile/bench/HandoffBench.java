@@ -15,6 +15,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import dev.turnstile.zookeeper.ZooKeeperLockStore;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 
@@ -26,7 +30,9 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
  *
  * <p>The argument picks the store: {@code postgresql} (the default: Turnstile and Spring's
  * JdbcLockRegistry) or {@code redis} (Turnstile, Redisson, Spring's RedisLockRegistry in spin and
- * pub-sub mode; the Redis section also gets {@code redis-handoff.png}). Contenders run one after
+ * pub-sub mode; the Redis section also gets {@code redis-handoff.png}) or {@code zookeeper}
+ * (Turnstile's {@code ZooKeeperLockStore} and Curator's {@code InterProcessMutex}, on the server
+ * {@code bench.zookeeper}). Contenders run one after
  * the other, as each uses N JVMs, for {@code bench.handoffRounds} rounds. ShedLock is absent: it
  * has no waiting acquire. Settings are system properties; see {@link BenchConfig}.
  */
@@ -35,6 +41,7 @@ public final class HandoffBench {
     private static final List<String> POSTGRES_KINDS = List.of("turnstile", "spring");
     private static final List<String> REDIS_KINDS =
             List.of("redis-turnstile", "redis-redisson", "redis-spring-spin", "redis-spring-pubsub");
+    private static final List<String> ZOOKEEPER_KINDS = List.of("zookeeper-turnstile", "zookeeper-curator");
 
     private HandoffBench() {}
 
@@ -91,7 +98,17 @@ public final class HandoffBench {
                         + "unlock message); SPRING_SPIN: RedisLockRegistry SPIN_LOCK, retries every 100 ms "
                         + "(idleBetweenTries); SPRING_PUBSUB: PUB_SUB_LOCK, woken by the unlock message.", png);
             }
-            default -> throw new IllegalArgumentException("HandoffBench: unknown store '" + store + "': postgresql or redis");
+            case "zookeeper" -> {
+                Report report = newReport();
+                runAll(report, BenchConfig.handoffKinds(ZOOKEEPER_KINDS), rounds, processes, seconds, () -> { });
+                report.emit("ZooKeeper: cross-process hand-off", common + ", but not the ZooKeeper server's (its own process, "
+                        + "standalone, on this machine). Each JVM has its own Curator " + RedisBench.version(CuratorFramework.class)
+                        + " client (its own session). TURNSTILE: `ZooKeeperLockStore` over it, `acquire(name, 30 s)`: a waiter keeps "
+                        + "one sequential node as its place in line and is woken by the deletion of the node ahead of it, with "
+                        + "the default fallback poll (at least 50 ms apart); CURATOR: `InterProcessMutex.acquire(30, SECONDS)` + "
+                        + "`release()` (sequential node, watch on the predecessor).");
+            }
+            default -> throw new IllegalArgumentException("HandoffBench: unknown store '" + store + "': postgresql, redis or zookeeper");
         }
     }
 
@@ -143,7 +160,7 @@ public final class HandoffBench {
 
     /** The table label of a contender kind: {@code redis-spring-spin} is {@code SPRING_SPIN}. */
     static String label(String kind) {
-        return kind.replaceFirst("^redis-", "").replace('-', '_').toUpperCase(Locale.ROOT);
+        return kind.replaceFirst("^(redis|zookeeper)-", "").replace('-', '_').toUpperCase(Locale.ROOT);
     }
 
     /**
@@ -172,8 +189,17 @@ public final class HandoffBench {
                         ? RedisLockRegistry.RedisLockType.SPIN_LOCK : RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
                 return owning(c, factory::destroy);
             }
+            case "zookeeper-turnstile", "zookeeper-curator" -> {
+                CuratorFramework curator = CuratorFrameworkFactory.builder().connectString(BenchConfig.zookeeper())
+                        .sessionTimeoutMs(10_000).connectionTimeoutMs(5_000).retryPolicy(new RetryNTimes(1, 100)).build();
+                curator.start();
+                WaitingContender c = kind.endsWith("turnstile")
+                        ? new TurnstileContender(ZooKeeperLockStore.builder(curator).basePath("/bench-turnstile").build(), true)
+                        : new CuratorMutexContender(curator);
+                return owning(c, curator);
+            }
             default -> throw new IllegalArgumentException("unknown hand-off contender '" + kind + "': one of "
-                    + POSTGRES_KINDS + " or " + REDIS_KINDS);
+                    + POSTGRES_KINDS + ", " + REDIS_KINDS + " or " + ZOOKEEPER_KINDS);
         }
     }
 
@@ -213,7 +239,7 @@ public final class HandoffBench {
                 Files.deleteIfExists(log);
                 logs.add(log);
                 ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-Dbench.pgUrl=" + BenchConfig.postgresUrl(),
-                        "-Dbench.redisUrl=" + BenchConfig.redisUrl(), "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
+                        "-Dbench.redisUrl=" + BenchConfig.redisUrl(), "-Dbench.zookeeper=" + BenchConfig.zookeeper(), "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
                         log.toString());
                 pb.redirectError(ProcessBuilder.Redirect.INHERIT);
                 children.add(pb.start());

@@ -64,9 +64,10 @@ public final class ZooKeeperBench {
                             + "process on this machine, dataDir under /tmp), one Curator %s client shared by every "
                             + "contender. FLOOR = the bare ZooKeeper client: `create(EPHEMERAL_SEQUENTIAL)` under the lock's "
                             + "parent, then `delete` (version -1): two writes, no check, no fence. TURNSTILE = Turnstile over "
-                            + "`ZooKeeperLockStore.builder(curator)`: a protected `create(EPHEMERAL_SEQUENTIAL)` with JSON "
-                            + "data, `getChildren` of the parent, then release by `delete` with the node's version (three "
-                            + "round trips; fence = czxid). CURATOR_MUTEX = Curator's `InterProcessMutex` (one per name): "
+                            + "`ZooKeeperLockStore.builder(curator)`: one transaction (`multi`) of `create(EPHEMERAL_SEQUENTIAL)` "
+                            + "with JSON data and a write to the parent, whose returned stat says the node is alone (so no "
+                            + "listing), then release by `delete` with the node's version (two round trips, as the floor; "
+                            + "fence = czxid). CURATOR_MUTEX = Curator's `InterProcessMutex` (one per name): "
                             + "`acquire(0, ms)` + `release()`. Ratios are per slice against the FLOOR slice beside it: "
                             + "median [min–max]; above 1 means slower than the floor.",
                     slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis(), zkVersion,

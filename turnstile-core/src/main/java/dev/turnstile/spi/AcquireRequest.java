@@ -7,8 +7,9 @@ import java.time.Duration;
  *
  * @param name the lock name (validated: non-empty, bounded, no control characters)
  * @param owner the readable holder identity to store
- * @param token the random ownership token, fresh for every acquire (stores may treat a re-sent token
- *     as the same acquisition)
+ * @param token the random ownership token, fresh for every acquire, except that all tries of one
+ *     waiting acquire carry the same token (so a store may keep one place in line for them; see
+ *     {@link LockStore#stopWaiting}); a try that got busy has left nothing held under it
  * @param ttl the lease's time to live, counted by the store's clock
  * @param waiting whether the caller waits for a release if the lock is busy (it has
  *     {@linkplain LockStore#watchReleases subscribed}, or tried to: a waiter whose subscription

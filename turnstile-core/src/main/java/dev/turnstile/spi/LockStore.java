@@ -96,6 +96,20 @@ public interface LockStore extends AutoCloseable {
     }
 
     /**
+     * Tells the store that a waiting acquire has ended without the lock: it timed out, was
+     * interrupted or failed, or was given a lease of another token. A store that keeps a place in a
+     * waiting line for {@linkplain AcquireRequest#waiting() waiting} requests (ZooKeeper) drops the
+     * place of {@code token} at once, so the waiters behind it need not wait for it to time out.
+     * Every try of one waiting acquire carries the same token, so the place is found by it. A store
+     * that wraps or delegates to another must forward this call. Best effort: a place left behind
+     * must cost the line a bounded delay, never the lock.
+     *
+     * @param name the lock name
+     * @param token the token every try of the ended wait carried
+     */
+    default void stopWaiting(String name, String token) {}
+
+    /**
      * Tells whether {@link #handOver} is supported. Only a store that knows whether other clients
      * are waiting (a waiter queue) should say yes: handing a lock from thread to thread of one
      * client without that knowledge would starve every other client.

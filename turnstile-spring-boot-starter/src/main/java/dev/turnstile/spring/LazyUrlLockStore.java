@@ -5,6 +5,7 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
+import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.ReleaseListener;
@@ -76,6 +77,22 @@ final class LazyUrlLockStore implements LockStore {
             return store().watchReleases(name, listener);
         } catch (StoreUnavailableException e) {
             return ReleaseWatch.NONE; // waiters poll until the store is back
+        }
+    }
+
+    @Override
+    public ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
+        // A lease exists only once the store was opened: a session store (ZooKeeper) must hear of it,
+        // or the lease would never learn that its session was suspended or lost.
+        LockStore s = delegate;
+        return s != null ? s.watchLease(name, token, proof) : ReleaseWatch.NONE;
+    }
+
+    @Override
+    public void stopWaiting(String name, String token) {
+        LockStore s = delegate;
+        if (s != null) {
+            s.stopWaiting(name, token);
         }
     }
 

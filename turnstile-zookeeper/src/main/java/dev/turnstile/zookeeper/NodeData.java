@@ -23,6 +23,8 @@ import org.apache.zookeeper.data.Stat;
  * @param fence on a hold marker, the fence of the lease it keeps
  * @param untilMs on a hold marker, the server time (epoch ms) until which the lock stays taken
  * @param acquiredAtMs on a hold marker, the server time the lease was taken (its node's ctime)
+ * @param queued {@code true} on a waiter's place in line (not a lease: it holds nothing, but keeps
+ *     the nodes behind it waiting until it expires, {@code ttl_ms} after its last write)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record NodeData(
@@ -34,18 +36,29 @@ record NodeData(
         @JsonProperty("expires_at") String expiresAt,
         @JsonProperty("fence") Long fence,
         @JsonProperty("until_ms") Long untilMs,
-        @JsonProperty("acquired_at_ms") Long acquiredAtMs) {
+        @JsonProperty("acquired_at_ms") Long acquiredAtMs,
+        @JsonProperty("queued") Boolean queued) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static NodeData lease(String owner, String token, long ttlMs, String from, long clientNowMs) {
         return new NodeData(owner, token, ttlMs, from, java.time.Instant.ofEpochMilli(clientNowMs).toString(),
-                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, null);
+                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, null, null);
+    }
+
+    /** A waiter's place in line: expires {@code queueTimeoutMs} after its last write unless touched. */
+    static NodeData place(String owner, String token, long queueTimeoutMs) {
+        return new NodeData(owner, token, queueTimeoutMs, "mtime", null, null, null, null, null, Boolean.TRUE);
+    }
+
+    /** Whether this is a waiter's place in line rather than a lease or a hold marker. */
+    boolean isPlace() {
+        return Boolean.TRUE.equals(queued);
     }
 
     static NodeData hold(NodeData lease, long fence, long acquiredAtMs, long untilMs) {
         return new NodeData(lease.owner, lease.token, null, null, java.time.Instant.ofEpochMilli(acquiredAtMs).toString(),
-                java.time.Instant.ofEpochMilli(untilMs).toString(), fence, untilMs, acquiredAtMs);
+                java.time.Instant.ofEpochMilli(untilMs).toString(), fence, untilMs, acquiredAtMs, null);
     }
 
     /** The server time (epoch ms) at which a lease node with this data and stat expires. */
@@ -68,13 +81,13 @@ record NodeData(
     /** Reads node data; a node that is not Turnstile's (unreadable) counts as held forever by nobody known. */
     static NodeData parse(byte[] bytes) {
         if (bytes == null || bytes.length == 0) {
-            return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null);
+            return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null);
         }
         try {
             return JSON.readValue(bytes, NodeData.class);
         } catch (IOException e) {
             return new NodeData("? (" + new String(bytes, StandardCharsets.UTF_8).replaceAll("\\p{Cntrl}", "?") + ")", null,
-                    Long.MAX_VALUE / 4, "ctime", null, null, null, null, null);
+                    Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null);
         }
     }
 }

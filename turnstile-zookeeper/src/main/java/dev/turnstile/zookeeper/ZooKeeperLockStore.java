@@ -19,6 +19,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
@@ -43,11 +45,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>Layout.</b> Under the base path (default {@code /turnstile}, inside the client's namespace or
  * chroot), each lock is a container node {@code locks/<name>} ({@code <name>} percent-encoded in
  * UTF-8, so any lock name is a valid node name and distinct names stay distinct). An acquire creates
- * an ephemeral sequential child {@code _c_<uuid>-lock-<sequence>} (Curator's protected mode, so a
- * create whose reply was lost is found again rather than duplicated) whose data is JSON:
+ * an ephemeral sequential child {@code <token>-lock-<sequence>} ({@code <token>} percent-encoded, so
+ * a create that was sent twice is found by its token and removed) whose data is JSON:
  * {@code {"owner":…,"token":…,"ttl_ms":…,"from":"mtime","acquired_at":…,"expires_at":…}} — so
- * {@code zkCli.sh get /turnstile/locks/nightly/_c_…-lock-0000000003} shows who holds the lock, since
- * when and until when.
+ * {@code zkCli.sh get /turnstile/locks/nightly/…-lock-0000000003} shows who holds the lock, since
+ * when and until when. The create is one transaction with a write to the parent, whose returned
+ * stat tells whether the new node is alone: then it holds the lock, and the acquire cost one round
+ * trip; otherwise the children are listed and judged as below.
  *
  * <p><b>Who holds it.</b> The lowest sequence whose lease has not expired. An acquire that finds an
  * unexpired node below its own is busy and deletes its node; an expired one below it is deleted
@@ -68,24 +72,34 @@ import org.slf4j.LoggerFactory;
  * server once empty) and re-created, which restarts the sequence numbers.
  *
  * <p><b>lockAtLeastFor.</b> An early release replaces the ephemeral node, in one transaction, by a
- * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease node's
- * {@code ctime} plus the minimum hold (a server time), so it holds even when the process exits
- * right after the release.
+ * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease's start
+ * plus the minimum hold (a server time: the node's {@code ctime}, or the {@code mtime} of the write
+ * that made it the holder when it became first after its creation), so it holds even when the
+ * process exits right after the release.
  *
  * <p><b>Sessions.</b> The session is the lease's heartbeat: see {@link ZooKeeperLockStoreFactory}
  * for the session timeout. While the connection is suspended the lease cannot be proven held;
  * {@link #extend} fails with {@link StoreUnavailableException} (the lease keeper retries until the
  * local deadline), and once the session is lost every extend is refused.
  *
- * <p>Waiters are woken by a watch on the node that holds the lock (one watch per store and name,
- * shared by the threads of the client), so a release or a session expiry wakes them at once; an
- * expiry by TTL is found by the waiters' fallback poll.
+ * <p><b>Waiting line.</b> A waiting acquire (every try of one wait carries one token) keeps its node
+ * as its place in line, marked {@code "queued":true}, from try to try: it holds nothing, but the
+ * nodes behind it wait. It watches only the nearest node ahead of it, so a release wakes one waiter,
+ * by the server (no herd), and when nothing unexpired is ahead a versioned write of lease data makes
+ * the place the holder. Expiry stays judged by the server: a place expires {@link
+ * Builder#queueTimeout} after its last write (the store rewrites its live places), so a frozen waiter
+ * cannot hold the line up for longer; a waiter that gives up deletes its place at once
+ * ({@link #stopWaiting}), a dead one's place goes with its session. An expiry by TTL ahead is found
+ * by the waiters' fallback poll.
  */
 public final class ZooKeeperLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStore.class);
     static final String LOCK_PREFIX = "lock-";
     static final String HOLD = "hold";
     private static final String DEFAULT_BASE = "/turnstile";
+    /** The default {@link Builder#queueTimeout}. */
+    static final Duration DEFAULT_QUEUE_TIMEOUT = Duration.ofSeconds(3);
+    private static final byte[] EMPTY = new byte[0];
 
     private final CuratorFramework client;
     private final boolean ownsClient;
@@ -112,6 +126,13 @@ public final class ZooKeeperLockStore implements LockStore {
     private volatile long sessionId;
     private final long configuredSessionTimeoutMs;
     private volatile boolean closed;
+    /** How long a place in line lasts after its last write (see {@link Builder#queueTimeout}). */
+    private final long queueTimeoutMs;
+    /** The places in line of this store's waiting acquires, by token. */
+    private final Map<String, Place> places = new ConcurrentHashMap<>();
+    /** This store's release listeners by lock name (see {@link #watchReleases}). */
+    private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong wakeUps = new java.util.concurrent.atomic.AtomicLong();
 
     private ZooKeeperLockStore(Builder b) {
         this.client = b.client;
@@ -120,6 +141,7 @@ public final class ZooKeeperLockStore implements LockStore {
         this.description = b.description != null ? b.description : "zookeeper (" + b.client.getZookeeperClient().getCurrentConnectionString()
                 + ", " + base + ")";
         this.configuredSessionTimeoutMs = b.sessionTimeoutMs;
+        this.queueTimeoutMs = b.queueTimeoutMs;
         this.watchThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "turnstile-zookeeper-watch");
             t.setDaemon(true);
@@ -128,6 +150,8 @@ public final class ZooKeeperLockStore implements LockStore {
         client.getConnectionStateListenable().addListener(stateListener);
         long beat = Math.max(50, sessionTimeoutMs() / 4);
         watchThread.scheduleWithFixedDelay(this::proveSession, beat, beat, TimeUnit.MILLISECONDS);
+        long touch = Math.max(10, queueTimeoutMs / 3);
+        watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -179,6 +203,8 @@ public final class ZooKeeperLockStore implements LockStore {
     private void sessionEnded(String reason) {
         // The server has dropped (or will drop) every ephemeral node of the session.
         ownNodes.clear();
+        places.values().forEach(p -> p.open = false);
+        places.clear();
         List<LeaseProof> all = new ArrayList<>(proofs.values());
         proofs.clear();
         all.forEach(p -> p.lost(reason));
@@ -237,84 +263,171 @@ public final class ZooKeeperLockStore implements LockStore {
 
     // --- acquire ----------------------------------------------------------------------------
 
+    /**
+     * A node made by {@link #create}, and what the same transaction told of the lock's parent: the
+     * transaction's zxid (the new node's czxid, the fence), its time (the new node's ctime, a fresh
+     * reading of the server's clock) and whether the new node is the parent's only child.
+     */
+    private record Created(String path, long czxid, long ctime, boolean alone) {}
+
+    /**
+     * Creates an ephemeral sequential node under the lock's parent and, in the same transaction,
+     * writes the parent, whose returned stat answers in the same round trip what a listing would: a
+     * node that is its parent's only child has nobody ahead of it. So an uncontended acquire costs one
+     * round trip, as a bare create does. The node's name starts with the encoded token, so that a
+     * create sent twice (Curator retries a transaction cut by a connection loss) is recognised as this
+     * caller's own and removed by token.
+     */
+    private Created create(String parent, String token, byte[] data) throws Exception {
+        String prefix = parent + "/" + nodePrefix(token);
+        for (int attempt = 0; ; attempt++) {
+            List<CuratorTransactionResult> results;
+            try {
+                results = client.transaction().forOperations(
+                        client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(prefix, data),
+                        client.transactionOp().setData().forPath(parent, EMPTY));
+            } catch (KeeperException.NoNodeException noParent) {
+                if (attempt > 0) {
+                    throw noParent;
+                }
+                client.createContainers(parent);
+                continue;
+            }
+            Stat p = results.get(1).getResultStat();
+            return new Created(results.get(0).getResultPath(), p.getMzxid(), p.getMtime(), p.getNumChildren() == 1);
+        }
+    }
+
+    /** How the nodes of one token are named: {@code <encoded token>-lock-<sequence>}. */
+    static String nodePrefix(String token) {
+        return encode(token) + "-" + LOCK_PREFIX;
+    }
+
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest request) {
         checkOpen();
+        if (request.waiting()) {
+            return waitInLine(request);
+        }
         String parent = lockPath(request.name());
         long ttlMs = Math.max(1, request.ttl().toMillis());
         NodeData data = NodeData.lease(request.owner(), request.token(), ttlMs, "mtime", System.currentTimeMillis());
-        Stat mine = new Stat();
-        String path;
         long t0 = System.nanoTime();
+        Created c;
         try {
-            path = client.create().storingStatIn(mine).creatingParentContainersIfNeeded().withProtection()
-                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/" + LOCK_PREFIX, data.bytes());
+            c = create(parent, request.token(), data.bytes());
         } catch (Exception e) {
             throw failure("acquiring lock '" + request.name() + "'", e);
         }
-        contact(t0);
-        if (sessionId == 0) {
-            sessionId = currentSessionId();
-        }
-        // The ctime of the node just created is a fresh reading of the server's clock.
-        long now = mine.getCtime();
+        contacted(t0);
         boolean granted = false;
+        Stat stat = createdStat(c);
         try {
-            granted = isFirst(parent, sequence(path), now);
+            granted = c.alone() || isFirst(parent, sequence(c.path()), c.ctime(), request.token());
+            if (granted && !c.alone()) {
+                // Other nodes were there: the node may have become first well after its creation
+                // (an expired lease or hold marker ahead was deleted meanwhile, by this caller or
+                // another), so the lease starts now, at a write's mtime, not at the ctime: else it
+                // would end early on the server, and lockAtLeastFor would count from before it held.
+                stat = client.setData().withVersion(0).forPath(c.path(), data.bytes());
+            }
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+            granted = false;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw failure("acquiring lock '" + request.name() + "'", e);
         } finally {
             if (!granted) {
-                deleteQuietly(path, request.name());
+                deleteQuietly(c.path(), request.name());
             }
         }
         if (!granted) {
             return Optional.empty();
         }
-        ownNodes.put(request.token(), new Found(path, mine, data));
-        return Optional.of(new Grant(mine.getCzxid(), Instant.ofEpochMilli(mine.getCtime()),
-                Instant.ofEpochMilli(mine.getCtime() + ttlMs)));
+        ownNodes.put(request.token(), new Found(c.path(), stat, data, stat.getMtime()));
+        return Optional.of(new Grant(c.czxid(), Instant.ofEpochMilli(stat.getMtime()), Instant.ofEpochMilli(stat.getMtime() + ttlMs)));
+    }
+
+    /** The stat of a node just created (version 0), as the transaction told it. */
+    private static Stat createdStat(Created c) {
+        Stat s = new Stat();
+        s.setCzxid(c.czxid());
+        s.setMzxid(c.czxid());
+        s.setCtime(c.ctime());
+        s.setMtime(c.ctime());
+        s.setVersion(0);
+        return s;
+    }
+
+    private void contacted(long sentNanos) {
+        contact(sentNanos);
+        if (sessionId == 0) {
+            sessionId = currentSessionId();
+        }
     }
 
     /**
-     * Whether no unexpired lease is ahead of the node with sequence {@code seq}: deletes the expired
-     * ones it meets (with their version, so that one extended meanwhile survives and is met again).
+     * Whether no unexpired lease or place is ahead of the node with sequence {@code seq}: deletes the
+     * expired ones it meets (with their version, so that one extended or touched meanwhile survives
+     * and is met again), and this token's own older nodes (a create Curator sent twice).
      */
-    private boolean isFirst(String parent, long seq, long now) {
+    private boolean isFirst(String parent, long seq, long now, String token) {
+        return ahead(parent, seq, now, token, null, null) == null;
+    }
+
+    /** What {@link #ahead} returns when the caller's own node is not among the children. */
+    private static final String MISSING = "";
+
+    /**
+     * The nearest node ahead of the node with sequence {@code seq} while an unexpired lease, place or
+     * hold marker is ahead of it; null when none is (the node is first). {@code blocker}, if given,
+     * receives the expiry (server time) of the first unexpired node ahead. If {@code mine} is given
+     * and that node is not among the children, returns {@link #MISSING}.
+     */
+    private String ahead(String parent, long seq, long now, String token, long[] blocker, String mine) {
+        String own = nodePrefix(token);
         while (true) {
             List<String> children = children(parent);
-            boolean again = false;
-            if (children.contains(HOLD)) {
-                Verdict v = judge(parent + "/" + HOLD, now);
-                if (v == Verdict.HELD) {
-                    return false;
-                }
-                again = v == Verdict.CHANGED;
+            if (mine != null && !children.contains(mine)) {
+                return MISSING;
             }
-            if (!again) {
-                for (String child : sorted(children)) {
-                    if (sequence(child) >= seq) {
-                        break;
-                    }
-                    Verdict v = judge(parent + "/" + child, now);
-                    if (v == Verdict.HELD) {
-                        return false;
-                    }
-                    // CHANGED: extended under us. GONE: released, expired, or swapped for the hold
-                    // node in one transaction (a release with lockAtLeastFor) after our listing: the
-                    // list is stale either way, so read it again, or we would miss the hold node.
-                    again = true;
+            List<String> order = new ArrayList<>();
+            if (children.contains(HOLD)) {
+                order.add(HOLD);
+            }
+            for (String child : sorted(children)) {
+                if (sequence(child) >= seq) {
                     break;
                 }
+                order.add(child);
             }
-            if (!again) {
-                return true;
+            if (order.isEmpty()) {
+                return null;
             }
+            String first = order.get(0);
+            if (first.startsWith(own)) {
+                deleteQuietly(parent + "/" + first, parent);
+                continue;
+            }
+            long[] expiry = new long[1];
+            Verdict v = judge(parent + "/" + first, now, expiry);
+            if (v == Verdict.HELD) {
+                if (blocker != null) {
+                    blocker[0] = expiry[0];
+                }
+                return order.get(order.size() - 1);
+            }
+            // CHANGED: extended under us. GONE: released, expired, or swapped for the hold node in one
+            // transaction (a release with lockAtLeastFor) after our listing: the list is stale either
+            // way, so read it again, or we would miss the hold node.
         }
     }
 
     private enum Verdict { HELD, GONE, CHANGED }
 
     /** Reads one node: held (unexpired at {@code now}), gone (or deleted now as expired), or changed under us. */
-    private Verdict judge(String path, long now) {
+    private Verdict judge(String path, long now, long[] expiry) {
         Stat stat = new Stat();
         byte[] bytes;
         try {
@@ -324,7 +437,8 @@ public final class ZooKeeperLockStore implements LockStore {
         } catch (Exception e) {
             throw failure("reading " + path, e);
         }
-        if (NodeData.parse(bytes).expiresAtMs(stat) > now) {
+        expiry[0] = NodeData.parse(bytes).expiresAtMs(stat);
+        if (expiry[0] > now) {
             return Verdict.HELD;
         }
         try {
@@ -335,14 +449,239 @@ public final class ZooKeeperLockStore implements LockStore {
         } catch (KeeperException.BadVersionException extended) {
             return Verdict.CHANGED;
         } catch (Exception e) {
-            throw failure("removing the expired lease " + path, e);
+            throw failure("removing the expired node " + path, e);
         }
+    }
+
+    // --- the waiting line ------------------------------------------------------------------------
+
+    /**
+     * A waiting acquire's place in line: its own sequential node (data {@code "queued":true}) kept
+     * from try to try (all tries of one wait carry one token). It holds nothing; it keeps the nodes
+     * behind it waiting, and the lock passes to it when nothing unexpired is ahead: a versioned write
+     * of lease data makes it the holder (its czxid is the fence, the write's mtime the lease's start).
+     * It watches only the nearest node ahead of it, and is woken when that node is deleted. The store
+     * touches it every third of {@link #queueTimeoutMs}; a place not written for that long (its
+     * process frozen) is expired, and whoever meets it at the front deletes it.
+     */
+    private final class Place implements CuratorWatcher {
+        final String name;
+        final String parent;
+        final String path;
+        final long seq;
+        final long czxid;
+        final NodeData data;
+        /** Guarded by this: the node's data version as this store last wrote it. */
+        int version;
+        /** The server time (epoch ms) of this place's last write, and when (nanoTime) it was learnt. */
+        volatile long serverNow;
+        volatile long serverNowAt;
+        volatile long lastTry = System.nanoTime();
+        volatile boolean open = true;
+        volatile String watched;
+
+        Place(String name, String parent, Created c, NodeData data) {
+            this.name = name;
+            this.parent = parent;
+            this.path = c.path();
+            this.seq = sequence(c.path());
+            this.czxid = c.czxid();
+            this.data = data;
+            this.serverNow = c.ctime();
+            this.serverNowAt = System.nanoTime();
+        }
+
+        /**
+         * Writes the place again, so it does not expire: the write's mtime is a fresh server time.
+         * False if the place is lost (deleted as expired, or its session's nodes went); true if
+         * written, or if it is no longer a place (promoted or dropped), which must not be touched.
+         */
+        synchronized boolean touch() throws Exception {
+            if (!open) {
+                return true;
+            }
+            long t0 = System.nanoTime();
+            try {
+                Stat s = client.setData().withVersion(version).forPath(path, data.bytes());
+                version = s.getVersion();
+                serverNow = s.getMtime();
+                serverNowAt = t0;
+                contact(t0);
+                return true;
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+                return false;
+            }
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (!open || event.getType() == Watcher.Event.EventType.None) {
+                return;
+            }
+            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                wake(this);
+                return;
+            }
+            // The node ahead was written (promoted to holder, extended, touched): still ahead, so
+            // watch it again without waking the waiter; if it went meanwhile, wake it.
+            try {
+                watchThread.execute(() -> {
+                    String w = watched;
+                    try {
+                        if (open && w != null && client.checkExists().usingWatcher(this).forPath(w) == null) {
+                            wake(this);
+                        }
+                    } catch (Exception e) {
+                        wake(this); // the waiter looks for itself
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                // the store is closing
+            }
+        }
+    }
+
+    /** Tells this store's waiters on the place's lock that the node ahead of it went. */
+    private void wake(Place p) {
+        wakeUps.incrementAndGet();
+        for (ReleaseListener l : listeners.getOrDefault(p.name, Set.of())) {
+            l.released(null);
+        }
+    }
+
+    private Optional<Grant> waitInLine(AcquireRequest r) {
+        String parent = lockPath(r.name());
+        long ttlMs = Math.max(1, r.ttl().toMillis());
+        try {
+            for (int round = 0; round < 2; round++) {
+                Place p = places.get(r.token());
+                if (p == null || !p.parent.equals(parent)) {
+                    NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
+                    long t0 = System.nanoTime();
+                    Created c = create(parent, r.token(), data.bytes());
+                    contacted(t0);
+                    p = new Place(r.name(), parent, c, data);
+                    places.put(r.token(), p);
+                    if (c.alone()) {
+                        return promote(p, r, ttlMs);
+                    }
+                }
+                p.lastTry = System.nanoTime();
+                long[] blocker = {Long.MIN_VALUE};
+                String mine = p.path.substring(parent.length() + 1);
+                String before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
+                    // The node in front may have expired since this place last heard the server's
+                    // time: touch the place for a fresh one, and look again.
+                    if (!p.touch()) {
+                        drop(r.token(), p);
+                        continue;
+                    }
+                    before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                }
+                if (before == null) {
+                    return promote(p, r, ttlMs);
+                }
+                if (before.isEmpty()) {
+                    drop(r.token(), p); // expired and deleted by another, or the session's nodes went
+                    continue;
+                }
+                p.watched = parent + "/" + before;
+                if (client.checkExists().usingWatcher(p).forPath(p.watched) == null) {
+                    wake(p); // gone already: the waiter tries again at once
+                }
+                return Optional.empty();
+            }
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw failure("waiting in line for lock '" + r.name() + "'", e);
+        }
+    }
+
+    /** Makes the place the holder: a versioned write of lease data (its mtime starts the lease). */
+    private Optional<Grant> promote(Place p, AcquireRequest r, long ttlMs) throws Exception {
+        NodeData lease = NodeData.lease(r.owner(), r.token(), ttlMs, "mtime", System.currentTimeMillis());
+        Stat written;
+        synchronized (p) {
+            if (!p.open) {
+                places.remove(r.token(), p);
+                return Optional.empty();
+            }
+            long t0 = System.nanoTime();
+            try {
+                written = client.setData().withVersion(p.version).forPath(p.path, lease.bytes());
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+                drop(r.token(), p);
+                return Optional.empty();
+            }
+            contact(t0);
+            p.open = false;
+            places.remove(r.token(), p);
+        }
+        ownNodes.put(r.token(), new Found(p.path, written, lease, written.getMtime()));
+        return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
+                Instant.ofEpochMilli(written.getMtime() + ttlMs)));
+    }
+
+    /**
+     * Forgets a place and deletes its node if it is still there; nothing if it is no longer a place:
+     * a promoted place is a lease now, and only its release may delete it.
+     */
+    private void drop(String token, Place p) {
+        synchronized (p) {
+            if (!p.open) {
+                return;
+            }
+            p.open = false;
+        }
+        places.remove(token, p);
+        deleteQuietly(p.path, p.name);
+    }
+
+    @Override
+    public void stopWaiting(String name, String token) {
+        Place p = places.get(token);
+        if (p != null && !closed) {
+            drop(token, p);
+        }
+    }
+
+    /** Keeps the live places from expiring; drops those whose waiter stopped asking long ago. */
+    private void touchPlaces() {
+        long abandoned = TimeUnit.MILLISECONDS.toNanos(Math.max(30_000, 10 * queueTimeoutMs));
+        for (Map.Entry<String, Place> e : places.entrySet()) {
+            Place p = e.getValue();
+            try {
+                if (System.nanoTime() - p.lastTry > abandoned || !p.touch()) {
+                    drop(e.getKey(), p);
+                }
+            } catch (Exception failed) {
+                log.debug("could not touch the waiting place {}: {}", p.path, failed.toString());
+            }
+        }
+    }
+
+    /** How many times a watch on a node ahead woke this store's waiters (for tests). */
+    long wakeUps() {
+        return wakeUps.get();
+    }
+
+    /** How many places in line this store keeps now (for tests). */
+    int places() {
+        return places.size();
     }
 
     // --- extend and release -----------------------------------------------------------------
 
     /** A lease node found by its token. */
-    private record Found(String path, Stat stat, NodeData data) {}
+    /**
+     * A lease node found by its token, with the server time its lease started: the acquiring write's
+     * mtime where this store granted it (a place promoted, or a node that became first after others
+     * went, started its lease after its creation), else the node's ctime.
+     */
+    private record Found(String path, Stat stat, NodeData data, long acquiredAtMs) {}
 
     /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
     private Found find(String name, String token) {
@@ -359,10 +698,13 @@ public final class ZooKeeperLockStore implements LockStore {
         } catch (Exception e) {
             throw failure("reading lock '" + name + "'", e);
         }
+        String own = nodePrefix(token);
         for (String child : sorted(children)) {
-            Found f = read(parent + "/" + child, token);
-            if (f != null) {
-                return f;
+            if (child.startsWith(own)) {
+                Found f = read(parent + "/" + child, token);
+                if (f != null) {
+                    return f;
+                }
             }
         }
         return null;
@@ -372,7 +714,7 @@ public final class ZooKeeperLockStore implements LockStore {
         Stat stat = new Stat();
         try {
             NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(path));
-            return token.equals(data.token()) && data.untilMs() == null ? new Found(path, stat, data) : null;
+            return token.equals(data.token()) && data.untilMs() == null && !data.isPlace() ? new Found(path, stat, data, stat.getCtime()) : null;
         } catch (KeeperException.NoNodeException gone) {
             return null;
         } catch (Exception e) {
@@ -413,7 +755,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             }
-            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next));
+            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next, old.acquiredAtMs()));
             return true;
         }
     }
@@ -421,6 +763,24 @@ public final class ZooKeeperLockStore implements LockStore {
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
         checkOpen();
+        stopWaiting(name, token); // an ambiguous waiting try is undone by a release of its token
+        if (!ownNodes.containsKey(token)) {
+            // Unknown here (another client's token, or a create whose reply was lost): a create that
+            // was sent twice left two nodes, and neither may stay.
+            boolean released = releaseFound(name, token, lockAtLeastFor);
+            String parent = lockPath(name);
+            String own = nodePrefix(token);
+            for (String child : children(parent)) {
+                if (child.startsWith(own)) {
+                    deleteQuietly(parent + "/" + child, name);
+                }
+            }
+            return released;
+        }
+        return releaseFound(name, token, lockAtLeastFor);
+    }
+
+    private boolean releaseFound(String name, String token, Duration lockAtLeastFor) {
         while (true) {
             Found f = find(name, token);
             if (f == null) {
@@ -454,8 +814,8 @@ public final class ZooKeeperLockStore implements LockStore {
      */
     private void holdUntil(String name, Found f, Duration lockAtLeastFor) throws Exception {
         String hold = lockPath(name) + "/" + HOLD;
-        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.stat().getCtime(),
-                f.stat().getCtime() + lockAtLeastFor.toMillis());
+        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.acquiredAtMs(),
+                f.acquiredAtMs() + lockAtLeastFor.toMillis());
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(client.transactionOp().delete().withVersion(f.stat().getVersion()).forPath(f.path()));
         if (client.checkExists().forPath(hold) != null) {
@@ -515,7 +875,7 @@ public final class ZooKeeperLockStore implements LockStore {
             Stat stat = new Stat();
             try {
                 NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(parent + "/" + child));
-                if (data.expiresAtMs(stat) > now) {
+                if (!data.isPlace() && data.expiresAtMs(stat) > now) {
                     return new Holder(parent + "/" + child, stat, data);
                 }
             } catch (KeeperException.NoNodeException gone) {
@@ -573,94 +933,23 @@ public final class ZooKeeperLockStore implements LockStore {
 
     // --- release notifications ------------------------------------------------------------------
 
+    /**
+     * Registers {@code listener}; it is called when a watch on the node ahead of one of this store's
+     * places in line fires (that node was deleted), so only the waiter right behind a released lock
+     * is woken, by the server, with no watch on the parent (no herd). Sets no watch of its own.
+     */
     @Override
     public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
         checkOpen();
-        HolderWatch w = new HolderWatch(lockPath(name), listener);
-        w.arm();
-        return w;
-    }
-
-    /**
-     * Watches the node that holds the lock (the only node a waiter waits on: no herd of watches on
-     * the parent), and re-arms on the next holder after each event, on the store's watch thread.
-     */
-    private final class HolderWatch implements ReleaseWatch, CuratorWatcher {
-        private final String parent;
-        private final ReleaseListener listener;
-        private volatile boolean open = true;
-        private volatile String watchedToken;
-
-        HolderWatch(String parent, ReleaseListener listener) {
-            this.parent = parent;
-            this.listener = listener;
-        }
-
-        void arm() {
-            if (!open || closed) {
-                return;
-            }
-            List<String> children;
-            try {
-                children = client.getChildren().forPath(parent);
-            } catch (KeeperException.NoNodeException none) {
-                children = List.of();
-            } catch (Exception e) {
-                throw failure("watching " + parent, e);
-            }
-            List<String> order = new ArrayList<>();
-            if (children.contains(HOLD)) {
-                order.add(HOLD);
-            }
-            order.addAll(sorted(children));
-            try {
-                for (String child : order) {
-                    Stat stat = new Stat();
-                    byte[] bytes;
-                    try {
-                        bytes = client.getData().storingStatIn(stat).usingWatcher(this).forPath(parent + "/" + child);
-                    } catch (KeeperException.NoNodeException gone) {
-                        continue;
-                    }
-                    watchedToken = NodeData.parse(bytes).token();
-                    return;
-                }
-                // Free: tell the waiter, who tries again, and watch for the next holder's node.
-                watchedToken = null;
-                listener.released(null);
-                if (client.checkExists().usingWatcher(this).forPath(parent) != null) {
-                    client.getChildren().usingWatcher(this).forPath(parent);
-                }
-            } catch (Exception e) {
-                throw failure("watching " + parent, e);
-            }
-        }
-
-        @Override
-        public void process(WatchedEvent event) {
-            if (!open || event.getType() == Watcher.Event.EventType.None) {
-                return;
-            }
-            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                listener.released(watchedToken);
-            }
-            try {
-                watchThread.execute(() -> {
-                    try {
-                        arm();
-                    } catch (RuntimeException e) {
-                        log.debug("cannot re-arm the release watch on {}: {}", parent, e.toString());
-                    }
-                });
-            } catch (RejectedExecutionException closing) {
-                // the store is closing
-            }
-        }
-
-        @Override
-        public void close() {
-            open = false;
-        }
+        listeners.compute(name, (n, s) -> {
+            Set<ReleaseListener> set = s != null ? s : ConcurrentHashMap.newKeySet();
+            set.add(listener);
+            return set;
+        });
+        return () -> listeners.computeIfPresent(name, (n, s) -> {
+            s.remove(listener);
+            return s.isEmpty() ? null : s;
+        });
     }
 
     // --- plumbing ------------------------------------------------------------------------------
@@ -825,6 +1114,7 @@ public final class ZooKeeperLockStore implements LockStore {
         private long sessionTimeoutMs = 60_000;
         private String basePath = DEFAULT_BASE;
         private String description;
+        private long queueTimeoutMs = DEFAULT_QUEUE_TIMEOUT.toMillis();
 
         private Builder(CuratorFramework client) {
             this.client = client;
@@ -861,6 +1151,27 @@ public final class ZooKeeperLockStore implements LockStore {
                         + "timeout the CuratorFramework was built with");
             }
             this.sessionTimeoutMs = timeout.toMillis();
+            return this;
+        }
+
+        /**
+         * Sets how long a waiting acquire's place in line lasts without being written. The store
+         * rewrites the places of its live waiters every third of this; a place whose process is
+         * frozen (or cut off, before its session expires) is judged expired this long after its last
+         * write, by the server's clock, and whoever meets it at the front of the line deletes it. So an
+         * abandoned place delays the line by at most about this long (a waiter that gives up deletes
+         * its place at once, and a dead one's place goes with its session). Default 3 s.
+         *
+         * @param timeout how long a place lasts after its last write
+         * @return this builder
+         * @throws IllegalArgumentException if not at least 100 ms
+         */
+        public Builder queueTimeout(Duration timeout) {
+            if (timeout == null || timeout.toMillis() < 100) {
+                throw new IllegalArgumentException("queue timeout " + timeout + " is invalid: give at least 100 ms "
+                        + "(default 3 s): a waiter's place is rewritten every third of it");
+            }
+            this.queueTimeoutMs = timeout.toMillis();
             return this;
         }
 

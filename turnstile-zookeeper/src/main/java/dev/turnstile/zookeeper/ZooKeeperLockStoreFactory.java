@@ -30,10 +30,11 @@ import org.apache.curator.retry.RetryNTimes;
  * when its session expires; the server may bound it by its {@code minSessionTimeout} and
  * {@code maxSessionTimeout}), {@code turnstile.connectTimeout} (default 5 s: how long a call waits for
  * a connection before it fails with {@link dev.turnstile.StoreUnavailableException}) and
- * {@code turnstile.basePath} (default {@code /turnstile}, under the chroot).
+ * {@code turnstile.basePath} (default {@code /turnstile}, under the chroot) and
+ * {@code turnstile.queueTimeout} (default 3 s: see {@link ZooKeeperLockStore.Builder#queueTimeout}).
  */
 public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
-    private static final Set<String> KNOWN = Set.of("sessionTimeout", "connectTimeout", "basePath");
+    private static final Set<String> KNOWN = Set.of("sessionTimeout", "connectTimeout", "basePath", "queueTimeout");
     private static final Pattern URL = Pattern.compile(
             "(?i)zookeeper://(?:(?<user>[^:@/]*):(?<password>[^@/]*)@)?(?<hosts>[^/?#]*)(?<path>/[^?#]*)?");
     private static final Pattern HOST = Pattern.compile("(?:[A-Za-z0-9.\\-]+|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?");
@@ -48,7 +49,7 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
 
     /** A parsed URL: the connect string, the namespace, credentials and options. */
     record Parsed(String connect, String namespace, String auth, Duration sessionTimeout, Duration connectTimeout,
-            String basePath, String description) {}
+            String basePath, Duration queueTimeout, String description) {}
 
     static Parsed parse(String url) {
         StoreUrlOptions o = StoreUrlOptions.parse(url, KNOWN, false);
@@ -58,7 +59,8 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
             String names = Arrays.stream(o.url().substring(query + 1).split("&")).map(kv -> kv.split("=", 2)[0])
                     .collect(Collectors.joining(", "));
             throw new IllegalArgumentException("store URL '" + safe + "': unknown option(s) " + names
-                    + ": a ZooKeeper URL takes only turnstile.sessionTimeout, turnstile.connectTimeout and turnstile.basePath, "
+                    + ": a ZooKeeper URL takes only turnstile.sessionTimeout, turnstile.connectTimeout, turnstile.basePath and "
+                    + "turnstile.queueTimeout, "
                     + "e.g. zookeeper://zk1:2181/apps?turnstile.sessionTimeout=10s");
         }
         Matcher m = URL.matcher(o.url());
@@ -105,8 +107,9 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         Duration session = o.duration("sessionTimeout", Duration.ofSeconds(10));
         Duration connectTimeout = o.duration("connectTimeout", Duration.ofSeconds(5));
         String basePath = o.get("basePath", "/turnstile");
+        Duration queueTimeout = o.duration("queueTimeout", ZooKeeperLockStore.DEFAULT_QUEUE_TIMEOUT);
         String description = "zookeeper://" + connect + (namespace == null ? "" : "/" + namespace);
-        return new Parsed(connect.toString(), namespace, auth, session, connectTimeout, basePath, description);
+        return new Parsed(connect.toString(), namespace, auth, session, connectTimeout, basePath, queueTimeout, description);
     }
 
     @Override
@@ -125,7 +128,8 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         }
         CuratorFramework client = cb.build();
         try {
-            b = ZooKeeperLockStore.builder(client).basePath(p.basePath()).sessionTimeout(p.sessionTimeout()).ownsClient(p.description() + " (base " + p.basePath() + ")");
+            b = ZooKeeperLockStore.builder(client).basePath(p.basePath()).sessionTimeout(p.sessionTimeout())
+                    .queueTimeout(p.queueTimeout()).ownsClient(p.description() + " (base " + p.basePath() + ")");
             return b.build();
         } catch (RuntimeException e) {
             client.close();

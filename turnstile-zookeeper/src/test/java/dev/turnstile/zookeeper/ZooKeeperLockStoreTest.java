@@ -90,7 +90,8 @@ class ZooKeeperLockStoreTest {
     @ParameterizedTest
     @ValueSource(strings = {"zookeeper://", "zookeeper:///chroot", "zookeeper://h1:2181,,h2:2181", "zookeeper://h1:99999",
             "zookeeper://h1:2181/a/../b", "zookeeper://h1:2181/zookeeper", "zookeeper://h 1:2181",
-            "zookeeper://h1:2181?turnstile.sessionTimeout=forever", "zookeeper://h1:2181?turnstile.bogus=1"})
+            "zookeeper://h1:2181?turnstile.sessionTimeout=forever", "zookeeper://h1:2181?turnstile.bogus=1",
+            "zookeeper://h1:2181?turnstile.queueTimeout=soon"})
     void malformedUrlsAreRejectedWithAMessage(String url) {
         assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("store URL");
@@ -123,5 +124,19 @@ class ZooKeeperLockStoreTest {
         assertThat(p.namespace()).isEqualTo("apps/billing");
         assertThat(p.sessionTimeout()).isEqualTo(Duration.ofSeconds(15));
         assertThat(p.basePath()).isEqualTo("/locks");
+        assertThat(p.queueTimeout()).isEqualTo(ZooKeeperLockStore.DEFAULT_QUEUE_TIMEOUT);
+        assertThat(ZooKeeperLockStoreFactory.parse("zookeeper://zk1?turnstile.queueTimeout=1500ms").queueTimeout())
+                .isEqualTo(Duration.ofMillis(1500));
+    }
+
+    @Test
+    void aQueueTimeoutTooShortToTouchPlacesInTimeIsRefused() {
+        assertThatThrownBy(() -> LockStores.open("zookeeper://127.0.0.1:1?turnstile.queueTimeout=50ms"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("queue timeout PT0.05S is invalid: give at least 100 ms");
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1").retryPolicy(new RetryNTimes(0, 10)).build()) {
+            assertThatThrownBy(() -> ZooKeeperLockStore.builder(c).queueTimeout(null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100 ms");
+        }
     }
 }

@@ -1,0 +1,134 @@
+package dev.turnstile;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A waiting acquire asks the store with one token for all its tries (so a store with a waiting line
+ * keeps one place for it), and tells the store when the wait ends without the lock.
+ */
+class WaitingLineTokenTest {
+    private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofMinutes(1));
+
+    /** Busy until {@code grantOnTry} tries have been made (0: always busy); notifies, so waiters queue. */
+    static final class QueueingStore implements LockStore {
+        final List<AcquireRequest> tries = new CopyOnWriteArrayList<>();
+        final List<String> stopped = new CopyOnWriteArrayList<>();
+        final AtomicInteger fence = new AtomicInteger();
+        volatile int grantOnTry;
+
+        @Override
+        public Optional<Grant> tryAcquire(AcquireRequest r) {
+            tries.add(r);
+            if (grantOnTry == 0 || tries.size() < grantOnTry) {
+                return Optional.empty();
+            }
+            Instant now = Instant.now();
+            return Optional.of(new Grant(fence.incrementAndGet(), now, now.plus(r.ttl())));
+        }
+
+        @Override
+        public boolean extend(String name, String token, Duration ttl) {
+            return true;
+        }
+
+        @Override
+        public boolean release(String name, String token, Duration lockAtLeastFor) {
+            return true;
+        }
+
+        @Override
+        public List<LockInfo> heldLocks() {
+            return List.of();
+        }
+
+        @Override
+        public boolean forceRelease(String name) {
+            return false;
+        }
+
+        @Override
+        public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+            return () -> {};
+        }
+
+        @Override
+        public void stopWaiting(String name, String token) {
+            stopped.add(name + "/" + token);
+        }
+
+        @Override
+        public String description() {
+            return "queueing";
+        }
+    }
+
+    @Test
+    void everyTryOfOneWaitCarriesOneTokenAndATimeoutLeavesTheLine() throws Exception {
+        QueueingStore store = new QueueingStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            assertTrue(t.acquire("n", OPTIONS, Duration.ofMillis(300)).isEmpty());
+        }
+        assertTrue(store.tries.size() >= 3, "expected several tries, got " + store.tries.size());
+        String token = store.tries.get(0).token();
+        assertTrue(store.tries.stream().allMatch(r -> r.token().equals(token)), "tries used different tokens");
+        assertTrue(store.tries.stream().skip(1).anyMatch(AcquireRequest::waiting), "no try asked to wait in line");
+        assertEquals(List.of("n/" + token), store.stopped);
+    }
+
+    @Test
+    void aWaitThatGetsTheLockDoesNotLeaveTheLine() throws Exception {
+        QueueingStore store = new QueueingStore();
+        store.grantOnTry = 3;
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.acquire("n", OPTIONS, Duration.ofSeconds(10)).orElseThrow();
+            assertEquals(store.tries.get(0).token(), lease.token(), "the lease must carry the token the wait queued with");
+            lease.release();
+        }
+        assertEquals(List.of(), store.stopped);
+    }
+
+    @Test
+    void anInterruptedWaitLeavesTheLine() throws Exception {
+        QueueingStore store = new QueueingStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Thread me = Thread.currentThread();
+            Thread interrupter = new Thread(() -> {
+                while (store.tries.stream().noneMatch(AcquireRequest::waiting)) {
+                    Thread.onSpinWait();
+                }
+                me.interrupt();
+            });
+            interrupter.start();
+            assertThrows(InterruptedException.class, () -> t.acquire("n", OPTIONS, Duration.ofSeconds(30)));
+            interrupter.join();
+        }
+        assertEquals(List.of("n/" + store.tries.get(0).token()), store.stopped);
+    }
+
+    @Test
+    void triesWithoutWaitingUseAFreshTokenEachAndLeaveNoLine() {
+        QueueingStore store = new QueueingStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            assertTrue(t.tryAcquire("n", OPTIONS).isEmpty());
+            assertTrue(t.tryAcquire("n", OPTIONS).isEmpty());
+        }
+        assertNotEquals(store.tries.get(0).token(), store.tries.get(1).token());
+        assertEquals(List.of(), store.stopped);
+    }
+}
