@@ -456,6 +456,12 @@ public final class Turnstile implements AutoCloseable {
             }
             if (grant.isEmpty()) {
                 log.debug("lock '{}' is busy", name);
+                if (waiting && !token.equals(sharedToken)) {
+                    // A retry under a fresh token may have been given a place in the store's waiting
+                    // line that no later try of this wait asks for (they carry the shared token):
+                    // left there, it would hold up everyone behind it until it timed out.
+                    stopWaiting(name, token);
+                }
                 return null;
             }
             long took = System.nanoTime() - start;

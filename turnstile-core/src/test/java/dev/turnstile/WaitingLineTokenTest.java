@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -26,7 +27,7 @@ class WaitingLineTokenTest {
     private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofMinutes(1));
 
     /** Busy until {@code grantOnTry} tries have been made (0: always busy); notifies, so waiters queue. */
-    static final class QueueingStore implements LockStore {
+    static class QueueingStore implements LockStore {
         final List<AcquireRequest> tries = new CopyOnWriteArrayList<>();
         final List<String> stopped = new CopyOnWriteArrayList<>();
         final AtomicInteger fence = new AtomicInteger();
@@ -130,5 +131,42 @@ class WaitingLineTokenTest {
         }
         assertNotEquals(store.tries.get(0).token(), store.tries.get(1).token());
         assertEquals(List.of(), store.stopped);
+    }
+
+    @Test
+    void aRetryUnderAFreshTokenThatFindsTheLockBusyLeavesTheLine() throws Exception {
+        // The first waiting try is granted too slowly (more than half the TTL), so core hands the
+        // grant back and tries once more under a fresh token; that retry, busy, must not leave a
+        // place in line that no later try asks for (the long chaos run saw one block a ZooKeeper
+        // ensemble's lock for 30 s after a leader loss).
+        AtomicBoolean slowOnce = new AtomicBoolean();
+        QueueingStore store = new QueueingStore() {
+            @Override
+            public Optional<Grant> tryAcquire(AcquireRequest r) {
+                tries.add(r);
+                if (r.waiting() && slowOnce.compareAndSet(false, true)) {
+                    try {
+                        Thread.sleep(150);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    Instant now = Instant.now();
+                    return Optional.of(new Grant(fence.incrementAndGet(), now, now.plus(r.ttl())));
+                }
+                return Optional.empty();
+            }
+        };
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            assertTrue(t.acquire("n", LockOptions.lockAtMostFor(Duration.ofMillis(200)), Duration.ofMillis(600)).isEmpty());
+        }
+        int slow = 0;
+        while (!store.tries.get(slow).waiting()) {
+            slow++;
+        }
+        String shared = store.tries.get(slow).token();
+        String retry = store.tries.get(slow + 1).token();
+        assertNotEquals(shared, retry, "the retry after a slow grant uses a fresh token");
+        assertTrue(store.stopped.contains("n/" + retry), "the retry's place was not dropped: " + store.stopped);
+        assertTrue(store.stopped.contains("n/" + shared), "the wait's own place was not dropped: " + store.stopped);
     }
 }
