@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.logging.Logger;
@@ -19,10 +20,12 @@ import javax.sql.DataSource;
 final class DirectDriverDataSource implements DataSource {
     private final Driver driver;
     private final String url;
+    private final Duration sqliteRaceBudget;
 
-    private DirectDriverDataSource(Driver driver, String url) {
+    private DirectDriverDataSource(Driver driver, String url, Duration sqliteRaceBudget) {
         this.driver = driver;
         this.url = url;
+        this.sqliteRaceBudget = sqliteRaceBudget;
     }
 
     /**
@@ -31,10 +34,19 @@ final class DirectDriverDataSource implements DataSource {
      * DriverManager, which reports a missing driver as it always has).
      */
     static Optional<DataSource> of(String driverClass, String url) {
+        return of(driverClass, url, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #of(String, String)}, for a SQLite URL: an open that loses a race with another
+     * connection to the same file is tried again for up to {@code sqliteRaceBudget} (see
+     * {@link SqliteOpenRace}).
+     */
+    static Optional<DataSource> of(String driverClass, String url, Duration sqliteRaceBudget) {
         try {
             Class<?> type = Class.forName(driverClass, true, DirectDriverDataSource.class.getClassLoader());
             Driver driver = (Driver) type.getDeclaredConstructor().newInstance();
-            return driver.acceptsURL(url) ? Optional.of(new DirectDriverDataSource(driver, url)) : Optional.empty();
+            return driver.acceptsURL(url) ? Optional.of(new DirectDriverDataSource(driver, url, sqliteRaceBudget)) : Optional.empty();
         } catch (ReflectiveOperationException | LinkageError | ClassCastException | SQLException e) {
             return Optional.empty();
         }
@@ -42,6 +54,14 @@ final class DirectDriverDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
+        if (sqliteRaceBudget.isZero()) {
+            return connect();
+        }
+        int query = url.indexOf('?');
+        return SqliteOpenRace.open(query < 0 ? url : url.substring(0, query), this::connect, sqliteRaceBudget);
+    }
+
+    private Connection connect() throws SQLException {
         Connection c = driver.connect(url, new Properties());
         if (c == null) {
             throw new SQLException("the driver " + driver.getClass().getName() + " does not take this URL");

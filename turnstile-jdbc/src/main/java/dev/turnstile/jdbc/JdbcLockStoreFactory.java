@@ -30,7 +30,9 @@ import java.util.Set;
  *       server that accepts it and never answers (default 5000); PostgreSQL, MariaDB and MySQL get
  *       it as the driver's connect and login timeouts unless the URL sets them
  *   <li>{@code turnstile.busyTimeout} — SQLite: how long a statement waits for another process's
- *       write transaction on the file before failing ({@code 250ms}, {@code 10s}; default 10s)
+ *       write transaction on the file before failing ({@code 250ms}, {@code 10s}; default 10s),
+ *       and how long an open that loses a race with another connection creating the same file
+ *       is tried again
  *   <li>{@code turnstile.createFile} — SQLite: create the database file if it does not exist
  *       (default {@code true}); with {@code false} a missing file fails with a message, and
  *       nothing is created
@@ -108,7 +110,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         javax.sql.DataSource direct = null;
         if (p.dialect == SqlDialect.SQLITE) {
             jdbcUrl = withSqliteDefaults(jdbcUrl, busyTimeout, createFile);
-            direct = DirectDriverDataSource.of("org.sqlite.JDBC", jdbcUrl).orElse(null);
+            direct = DirectDriverDataSource.of("org.sqlite.JDBC", jdbcUrl, busyTimeout).orElse(null);
         }
         if (direct == null) {
             checkDriverAccepts(jdbcUrl, url);
