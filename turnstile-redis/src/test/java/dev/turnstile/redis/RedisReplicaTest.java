@@ -54,8 +54,9 @@ class RedisReplicaTest {
 
     /**
      * The precondition of the tests that then freeze the replica: one acquire the replica did
-     * acknowledge. A fresh client's first acquire right after the sync was seen (in CI only) to get
-     * no acknowledgement in time; that refusal is correct, and here it is only retried.
+     * acknowledge. Before {@link #awaitInSync} waited on one connection, a fresh client's first
+     * acquire right after the sync was seen (in CI) to get no acknowledgement in time; that refusal
+     * is correct, and should it happen again it is only retried here.
      */
     private static void acquiredWithTheReplica(LockStore store, AcquireRequest request) {
         Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
@@ -68,13 +69,21 @@ class RedisReplicaTest {
             String info = cli(master, "INFO", "replication");
             return info.contains("connected_slaves:1") && info.contains("state=online");
         });
-        // "online" on the master's side is not yet an acknowledging replica: right after the sync
-        // the first WAITs of a test could time out (seen in CI), so the tests start once a write
-        // has been acknowledged within their own ack timeouts.
-        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            cli(master, "SET", "replica-test-warm-up", "1");
-            return cli(master, "WAIT", "1", "150").equals("1");
-        });
+        // "online" on the master's side is not yet an acknowledging replica: for about half a
+        // second after the sync, a write's WAIT can time out (one fresh pair in five here), so the
+        // tests start once a write has been acknowledged within their own ack timeouts. The write
+        // and its WAIT go on one connection: a WAIT on a connection that wrote nothing returns at
+        // once, whatever the replica does (redis-cli's one command per process proved nothing).
+        RedisClient client = RedisClient.create("redis://" + master.hostPort());
+        try (var connection = client.connect()) {
+            var sync = connection.sync();
+            Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+                sync.set("replica-test-warm-up", "1");
+                return sync.waitForReplication(1, 150) == 1;
+            });
+        } finally {
+            client.shutdown();
+        }
     }
 
     @Test
@@ -135,7 +144,7 @@ class RedisReplicaTest {
         try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=300ms");
                 LockStore noWait = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAcks=0")) {
             AcquireRequest held = request(name + "-held");
-            store.tryAcquire(held).orElseThrow();
+            acquiredWithTheReplica(store, held);
             RedisServers.signal(replica, "STOP");
             long start = System.nanoTime();
             assertThatThrownBy(() -> store.tryAcquire(request(name))).isInstanceOf(StoreUnavailableException.class)
