@@ -15,7 +15,8 @@ import net.javacrumbs.shedlock.provider.mongo.MongoLockProvider;
  * The MongoDB side by side, on one server ({@code bench.mongoUrl}, a database path required), in
  * one JVM and on one {@link MongoClient}: uncontended acquire+release with 1 and 8 threads
  * ({@code bench.threads}), each thread on its own name, for the raw driver floor
- * ({@link MongoFloorContender}), Turnstile's {@link MongoLockStore} and ShedLock's
+ * ({@link MongoFloorContender}), the store's own commands sent raw
+ * ({@link MongoServerClockFloorContender}), Turnstile's {@link MongoLockStore} and ShedLock's
  * {@code MongoLockProvider}; ratios to the floor of the same slice, as {@link AcquireReleaseBench}
  * does for SQL.
  */
@@ -42,6 +43,7 @@ public final class MongoBench {
                 SliceRunner runner = new SliceRunner(Collections.max(threadCounts))) {
             MongoFloorContender floor = new MongoFloorContender(client, database);
             contenders.add(floor);
+            contenders.add(new MongoServerClockFloorContender(client, database));
             contenders.add(new TurnstileContender(MongoLockStore.builder(client, database).collection("bench_turnstile").build(), true));
             contenders.add(new ShedLockContender(new MongoLockProvider(client.getDatabase(database))));
             Report report = AcquireReleaseBench.newReport("store");
@@ -55,14 +57,18 @@ public final class MongoBench {
                     "%d slices of %d ms per contender, each beside a floor slice (pairs in shuffled order, alternating which goes "
                             + "first); warm-up %d ms per contender; one MongoClient (driver %s) shared by all, server %s. "
                             + "FLOOR = one `findOneAndUpdate` with upsert on `{_id: name, lockUntil <= client now}` setting "
-                            + "token and lockUntil (the client's clock), then `deleteOne({_id, token})`. TURNSTILE = Turnstile "
+                            + "token and lockUntil (the client's clock), then `deleteOne({_id, token})`. FLOOR_SERVER_CLOCK = "
+                            + "the two commands Turnstile's store sends, written out and sent raw (write concern majority): "
+                            + "`findOneAndUpdate` upsert judged by `$$NOW` in `$expr`, `$currentDate`, `$inc` of the fence; "
+                            + "owner-checked `updateOne` release. TURNSTILE = Turnstile "
                             + "over `MongoLockStore.builder(client, db)` (write concern majority): one `findOneAndUpdate` "
                             + "upsert judged by `$$NOW` in `$expr`, `$currentDate`, `$inc` of the fence; one owner-checked "
-                            + "`updateOne` release that keeps the document. SHEDLOCK = ShedLock %s `MongoLockProvider` "
-                            + "(client clock; unlock is an update of lockUntil). Ratios are per slice against the FLOOR slice "
+                            + "`updateOne` release that keeps the document. SHEDLOCK = ShedLock's `MongoLockProvider` %s "
+                            + "over shedlock-core %s (client clock; unlock is an update of lockUntil). Ratios are per slice against the FLOOR slice "
                             + "beside it: median [min–max]; above 1 means slower than the floor.",
                     slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis(), RedisBench.version(MongoClient.class),
-                    System.getProperty("bench.mongoServer", "as given by bench.mongoUrl"), RedisBench.version(MongoLockProvider.class)));
+                    System.getProperty("bench.mongoServer", "as given by bench.mongoUrl"), RedisBench.version(MongoLockProvider.class),
+                    RedisBench.version(net.javacrumbs.shedlock.core.LockProvider.class)));
         } finally {
             for (Contender c : contenders) {
                 c.close();
