@@ -17,7 +17,8 @@
 # --only redis-replica starts its own master and replica (redis-server on free ports, no persistence)
 # and measures S1/S2 with and without the replica acknowledgement; it is not part of the default run.
 # --only mongo starts mongo-java-server (MongoBenchServer, in-memory) in a JVM of its own on a free port
-# and measures the raw driver floor, Turnstile and ShedLock's MongoLockProvider; not part of the default run.
+# and measures the raw driver floor, the store's own commands sent raw (server-clock floor), Turnstile and
+# ShedLock's MongoLockProvider; not part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
