@@ -3,6 +3,7 @@ package dev.turnstile.claim;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a store must do for {@link TaskClaimer} (service provider interface). Every method is one
@@ -78,6 +79,17 @@ public interface ClaimStore extends AutoCloseable {
      * @return {@code true} if written
      */
     boolean update(Object key, long version, Map<String, Object> values);
+
+    /**
+     * Returns the columns the store keeps to itself besides the table's key, lockedAt and version
+     * columns, which {@link Claim#update} refuses to write (MongoDB: {@code _id}, which a document
+     * cannot change). Empty by default.
+     *
+     * @return column names, compared without regard to case
+     */
+    default Set<String> reservedColumns() {
+        return Set.of();
+    }
 
     /**
      * Returns how the store names itself in messages; no secrets.

@@ -229,6 +229,12 @@ final class HeldClaim implements Claim {
                             + "claiming writes it itself (use unlock, relock or moveTo)");
                 }
             }
+            for (String reserved : store.reservedColumns()) {
+                if (reserved.equalsIgnoreCase(column)) {
+                    throw new IllegalArgumentException("column '" + column + "' is kept by the store (" + store.description()
+                            + ") and cannot be written: write the task's own columns only");
+                }
+            }
             if (seen.put(column.toLowerCase(java.util.Locale.ROOT), column) != null) {
                 throw new IllegalArgumentException("column '" + column + "' is given twice");
             }

@@ -208,6 +208,12 @@ public final class MongoClaimStore implements ClaimStore {
         return call(what, () -> tasks.updateOne(guard, update).getMatchedCount()) == 1;
     }
 
+    /** {@code _id}, when the key is another field: a document's {@code _id} cannot change. */
+    @Override
+    public Set<String> reservedColumns() {
+        return Set.of("_id");
+    }
+
     @Override
     public String description() {
         return description;

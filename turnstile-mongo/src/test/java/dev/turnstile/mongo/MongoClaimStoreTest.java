@@ -160,6 +160,26 @@ class MongoClaimStoreTest {
     }
 
     @Test
+    void anUpdateOfTheDocumentsIdIsRefusedAndTheClaimGoesOn() {
+        String name = fresh();
+        ClaimTable t = ClaimTable.builder(name).build(); // the key is "id", so "_id" is not the key column
+        MongoClaimFixtures.insertTasks(collection(name), "P", System.currentTimeMillis(), List.of("a"));
+        Object documentId = MongoClaimFixtures.task(collection(name), "a").get("_id");
+        try (TaskClaimer c = TaskClaimer.builder(MongoClaimStore.builder(client, MongoTestServer.DATABASE, t)
+                .createIndexIfMissing(true).build()).lockTimeout(Duration.ofMinutes(1)).build()) {
+            Claim claim = c.claimNext(ClaimFilter.all()).orElseThrow();
+            for (String field : List.of("_id", "_ID")) {
+                assertThatThrownBy(() -> claim.update(Map.of(field, "x"))).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("column '" + field + "' is kept by the store").hasMessageContaining("cannot be written");
+            }
+            assertThat(claim.update(Map.of("note", "still mine"))).isEqualTo(ClaimOutcome.APPLIED);
+            Document a = MongoClaimFixtures.task(collection(name), "a");
+            assertThat(a.get("_id")).isEqualTo(documentId);
+            assertThat(a).containsEntry("note", "still mine").doesNotContainKey("_ID");
+        }
+    }
+
+    @Test
     void customFieldNamesAndDocumentsTheApplicationInsertedWithoutClaimFields() {
         String name = fresh();
         ClaimTable t = ClaimTable.builder(name).idColumn("_id").phaseColumn("state").lockedAtColumn("lockedAt")
