@@ -795,6 +795,11 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return true;
             } catch (KeeperException.NoNodeException gone) {
+                if (!lockAtLeastFor.isZero()) {
+                    // The transaction also deletes a stale hold marker, which another client may
+                    // have removed since it was seen: nothing was applied, so look again.
+                    continue;
+                }
                 ownNodes.remove(token);
                 return false;
             } catch (KeeperException.BadVersionException raced) {

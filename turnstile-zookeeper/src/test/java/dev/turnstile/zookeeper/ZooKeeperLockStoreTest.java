@@ -12,9 +12,12 @@ import dev.turnstile.Turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -84,6 +87,45 @@ class ZooKeeperLockStoreTest {
         try (LockStore other = LockStores.open(url)) {
             assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30)))).as("still held").isEmpty();
             assertThat(other.heldLocks()).anySatisfy(i -> assertThat(i.name()).isEqualTo(name));
+        }
+    }
+
+    @Test
+    void anEarlyReleaseThatRacesTheRemovalOfAStaleHoldMarkerStillReleases() throws Exception {
+        try (CuratorFramework real = curator()) {
+            // Another client removes the stale marker between the release's look and its transaction.
+            AtomicReference<String> removeFirst = new AtomicReference<>();
+            CuratorFramework racing = (CuratorFramework) Proxy.newProxyInstance(getClass().getClassLoader(),
+                    new Class<?>[] {CuratorFramework.class}, (proxy, method, args) -> {
+                        String marker = method.getName().equals("transaction") ? removeFirst.getAndSet(null) : null;
+                        if (marker != null) {
+                            real.delete().quietly().forPath(marker);
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(racing).build()) {
+                String name = unique("stale-hold");
+                String hold = store.lockPath(name) + "/" + ZooKeeperLockStore.HOLD;
+                store.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
+                assertThat(store.release(name, "t1", Duration.ofMillis(100))).isTrue();
+                byte[] expired = real.getData().forPath(hold);
+                Thread.sleep(300);
+                store.tryAcquire(new AcquireRequest(name, "me", "t2", Duration.ofSeconds(30))).orElseThrow();
+                if (real.checkExists().forPath(hold) == null) {
+                    real.create().forPath(hold, expired); // the stale marker, beside the running lease
+                }
+                removeFirst.set(hold);
+                assertThat(store.release(name, "t2", Duration.ofSeconds(5))).as("released").isTrue();
+                assertThat(removeFirst.get()).as("the race was played").isNull();
+                assertThat(real.getChildren().forPath(store.lockPath(name))).as("the lease node swapped for a new marker")
+                        .containsExactly(ZooKeeperLockStore.HOLD);
+                assertThat(store.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30))))
+                        .as("held until lockAtLeastFor ends").isEmpty();
+            }
         }
     }
 
