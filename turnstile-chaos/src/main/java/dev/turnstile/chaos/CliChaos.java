@@ -333,7 +333,7 @@ public final class CliChaos {
             pb.environment().put("RUN", run);
             pb.environment().put("XDG_STATE_HOME", dir.toString());
             pb.environment().remove("TURNSTILE_STORE");
-            return pb.start();
+            return Harness.startInOwnSession(pb);
         }
     }
 }

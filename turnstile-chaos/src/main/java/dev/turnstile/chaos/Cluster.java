@@ -160,7 +160,7 @@ final class Cluster implements AutoCloseable {
         }
         Process process;
         try {
-            process = pb.start();
+            process = Harness.startInOwnSession(pb);
         } catch (IOException e) {
             proxies.forEach(TcpProxy::close);
             throw new UncheckedIOException(e);

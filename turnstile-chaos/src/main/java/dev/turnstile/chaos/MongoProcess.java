@@ -44,8 +44,8 @@ public final class MongoProcess implements AutoCloseable {
                 "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", Cluster.workerClassPath(dir.getParent() != null ? dir.getParent() : dir),
                 MongoServerMain.class.getName(), Integer.toString(port), file.toString());
         try {
-            process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("mongo-" + port + ".log").toFile())).start();
+            process = Harness.startInOwnSession(new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("mongo-" + port + ".log").toFile())));
         } catch (IOException e) {
             throw new IllegalStateException("cannot start the mongo-java-server JVM", e);
         }

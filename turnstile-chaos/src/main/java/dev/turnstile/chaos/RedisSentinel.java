@@ -32,9 +32,9 @@ public final class RedisSentinel implements AutoCloseable {
                     + "sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + masterPort + " 1\n"
                     + "sentinel down-after-milliseconds " + MASTER_NAME + " 1000\n"
                     + "sentinel failover-timeout " + MASTER_NAME + " 2000\n");
-            process = new ProcessBuilder("redis-server", conf.toString(), "--sentinel", "--daemonize", "no",
+            process = Harness.startInOwnSession(new ProcessBuilder("redis-server", conf.toString(), "--sentinel", "--daemonize", "no",
                     "--logfile", dir.resolve("sentinel-" + port + ".log").toString()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("sentinel-" + port + ".out").toFile())).start();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("sentinel-" + port + ".out").toFile())));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start redis-server --sentinel", e);
         }

@@ -82,8 +82,8 @@ public final class RedisServer implements AutoCloseable {
                 "--logfile", dir.resolve("redis-" + port + ".log").toString()));
         cmd.addAll(args);
         try {
-            process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis-" + port + ".out").toFile())).start();
+            process = Harness.startInOwnSession(new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis-" + port + ".out").toFile())));
         } catch (IOException e) {
             throw new IllegalStateException("cannot start redis-server (is it installed? scripts/services.sh installs it)", e);
         }

@@ -141,8 +141,8 @@ public final class ZooKeeperProcess implements AutoCloseable {
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", n.config.toString());
         try {
-            n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+            n.process = Harness.startInOwnSession(new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())));
         } catch (IOException e) {
             throw new IllegalStateException("cannot start ZooKeeper server " + n.id, e);
         }
