@@ -110,8 +110,8 @@ public interface Claim extends AutoCloseable {
      * Writes columns of the task and keeps the claim, in one guarded write.
      *
      * @param values column to value; columns are identifiers other than the key, lockedAt and
-     *     version columns and the store's {@link ClaimStore#reservedColumns()}; values are {@link String}, {@link Integer}, {@link Long},
-     *     {@link Boolean} or null
+     *     version columns and the store's {@link ClaimStore#reservedColumns()}; values are
+     *     {@link String}, {@link Integer}, {@link Long}, {@link Boolean} or null
      * @return {@link ClaimOutcome#APPLIED}, or {@link ClaimOutcome#LOST} if someone claimed it since
      * @throws IllegalArgumentException if a column or value is not acceptable, or the map is empty
      * @throws IllegalStateException if the claim was already ended

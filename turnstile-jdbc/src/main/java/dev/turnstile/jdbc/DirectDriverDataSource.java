@@ -21,11 +21,15 @@ final class DirectDriverDataSource implements DataSource {
     private final Driver driver;
     private final String url;
     private final Duration sqliteRaceBudget;
+    /** The URL without its parameters: opens of one file take turns under this key. */
+    private final String file;
 
     private DirectDriverDataSource(Driver driver, String url, Duration sqliteRaceBudget) {
         this.driver = driver;
         this.url = url;
         this.sqliteRaceBudget = sqliteRaceBudget;
+        int query = url.indexOf('?');
+        this.file = query < 0 ? url : url.substring(0, query);
     }
 
     /**
@@ -57,8 +61,7 @@ final class DirectDriverDataSource implements DataSource {
         if (sqliteRaceBudget.isZero()) {
             return connect();
         }
-        int query = url.indexOf('?');
-        return SqliteOpenRace.open(query < 0 ? url : url.substring(0, query), this::connect, sqliteRaceBudget);
+        return SqliteOpenRace.open(file, this::connect, sqliteRaceBudget);
     }
 
     private Connection connect() throws SQLException {

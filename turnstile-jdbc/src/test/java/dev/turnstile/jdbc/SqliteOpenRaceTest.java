@@ -64,28 +64,24 @@ class SqliteOpenRaceTest {
     @Test
     void aLostRaceIsTriedAgainUntilTheOpenSucceeds() throws Exception {
         try (Connection connection = DriverManager.getConnection("jdbc:sqlite::memory:")) {
-            aLostRaceIsTriedAgain(connection);
+            AtomicInteger tries = new AtomicInteger();
+            Connection opened = SqliteOpenRace.open("test.db", () -> {
+                int n = tries.incrementAndGet();
+                if (n == 1) {
+                    throw new SQLException("[SQLITE_BUSY] The database file is locked (database is locked)", null, 5);
+                }
+                if (n == 2) {
+                    throw new SQLException("[SQLITE_IOERR_DELETE_NOENT] The file being deleted does not exist", null, 10);
+                }
+                if (n == 3) {
+                    throw new SQLException("[SQLITE_IOERR_FSTAT] I/O error in the VFS layer while trying to invoke fstat()",
+                            null, 10);
+                }
+                return connection;
+            }, Duration.ofSeconds(5));
+            assertThat(opened).isSameAs(connection);
+            assertThat(tries).hasValue(4);
         }
-    }
-
-    private static void aLostRaceIsTriedAgain(Connection connection) throws SQLException {
-        AtomicInteger tries = new AtomicInteger();
-        Connection opened = SqliteOpenRace.open("test.db", () -> {
-            int n = tries.incrementAndGet();
-            if (n == 1) {
-                throw new SQLException("[SQLITE_BUSY] The database file is locked (database is locked)", null, 5);
-            }
-            if (n == 2) {
-                throw new SQLException("[SQLITE_IOERR_DELETE_NOENT] The file being deleted does not exist", null, 10);
-            }
-            if (n == 3) {
-                throw new SQLException("[SQLITE_IOERR_FSTAT] I/O error in the VFS layer while trying to invoke fstat()",
-                        null, 10);
-            }
-            return connection;
-        }, Duration.ofSeconds(5));
-        assertThat(opened).isSameAs(connection);
-        assertThat(tries).hasValue(4);
     }
 
     @Test

@@ -33,21 +33,10 @@ class RedisClusterReplicaTest {
             String info = cli(n, "INFO", "replication");
             return info.contains("role:slave") ? info.contains("master_link_status:up") : info.contains("state=online");
         }));
-        // and acknowledges writes: for about half a second after "online" a WAIT can time out (see
-        // RedisReplicaTest). FLUSHALL is a keyless write, so it can go to each master on a plain
-        // connection; the cluster is still empty.
+        // and acknowledges writes (see RedisServers.awaitAcknowledgingReplica); the cluster is still empty
         for (RedisServers.Node n : nodes) {
             if (cli(n, "INFO", "replication").contains("role:master")) {
-                io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create("redis://" + n.hostPort());
-                try (var connection = client.connect()) {
-                    var sync = connection.sync();
-                    Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-                        sync.flushall();
-                        return sync.waitForReplication(1, 150) == 1;
-                    });
-                } finally {
-                    client.shutdown();
-                }
+                RedisServers.awaitAcknowledgingReplica(n);
             }
         }
     }

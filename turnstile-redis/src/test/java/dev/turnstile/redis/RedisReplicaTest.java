@@ -69,21 +69,9 @@ class RedisReplicaTest {
             String info = cli(master, "INFO", "replication");
             return info.contains("connected_slaves:1") && info.contains("state=online");
         });
-        // "online" on the master's side is not yet an acknowledging replica: for about half a
-        // second after the sync, a write's WAIT can time out (one fresh pair in five here), so the
-        // tests start once a write has been acknowledged within their own ack timeouts. The write
-        // and its WAIT go on one connection: a WAIT on a connection that wrote nothing returns at
-        // once, whatever the replica does (redis-cli's one command per process proved nothing).
-        RedisClient client = RedisClient.create("redis://" + master.hostPort());
-        try (var connection = client.connect()) {
-            var sync = connection.sync();
-            Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-                sync.set("replica-test-warm-up", "1");
-                return sync.waitForReplication(1, 150) == 1;
-            });
-        } finally {
-            client.shutdown();
-        }
+        // and acknowledging: the tests start once a write has been acknowledged within their own
+        // ack timeouts (redis-cli's SET and WAIT as two processes proved nothing)
+        RedisServers.awaitAcknowledgingReplica(master);
     }
 
     @Test

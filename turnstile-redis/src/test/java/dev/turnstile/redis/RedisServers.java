@@ -150,6 +150,27 @@ final class RedisServers implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until {@code master}'s replica acknowledges a write within 150 ms. "online" on the
+     * master's side is not yet an acknowledging replica: for about half a second after the sync a
+     * write's WAIT can time out (one fresh pair in five here). The write (FLUSHALL: keyless, so any
+     * master takes it on a plain connection; call it before a test writes) and its WAIT go on one
+     * connection: a WAIT on a connection that wrote nothing returns at once, whatever the replica does.
+     */
+    static void awaitAcknowledgingReplica(Node master) {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create("redis://" + master.hostPort());
+        try (var connection = client.connect()) {
+            var sync = connection.sync();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                    .pollInterval(java.time.Duration.ofMillis(50)).until(() -> {
+                        sync.flushall();
+                        return sync.waitForReplication(1, 150) == 1;
+                    });
+        } finally {
+            client.shutdown();
+        }
+    }
+
     static String exec(List<String> cmd) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
