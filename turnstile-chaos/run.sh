@@ -25,9 +25,11 @@
 # Builds only this module (the others must be in the local repository); MVN_FLAGS=-o builds offline.
 # Exit code 0 when every scenario passes, 1 when one fails.
 #
-# --cli [--rounds N] [--faults kill-cli,stop-cli,kill-command,partition-cli,freeze-both]: the holders
-# are `turnstile run` processes instead (CliChaos), 3 rounds per fault by default; rewrites only the
-# CLI section of --out (default docs/reliability.md), which the matrix run leaves in place.
+# --cli [--rounds N] [--stores …] [--faults kill-cli,stop-cli,kill-command,partition-cli,freeze-both]: the
+# holders are `turnstile run` processes instead (CliChaos), 3 rounds per fault by default, the JVM faults
+# on every store (default: all of --stores' list above), partition-cli on the networked ones, kill-command and
+# freeze-both on the first; rewrites only the CLI section of --out (default docs/reliability.md), which the
+# matrix run leaves in place.
 set -euo pipefail
 
 self="$(realpath "$0")"
@@ -39,13 +41,15 @@ build=auto
 out="$root/docs/reliability.md"
 args=()
 faults=""
+stores=""
 cli=""
 rounds=""
 command="turnstile-chaos/run.sh" # what reproduces the report (build flags left out: they change nothing)
 while (($#)); do
   case "$1" in
     --short | --long | --mixed) args+=("$1"); command+=" $1"; shift ;;
-    --stores | --workers | --seed | --mixed-seconds) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
+    --stores) stores="$2"; args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
+    --workers | --seed | --mixed-seconds) args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --faults) faults="$2"; args+=("$1" "$2"); command+=" $1 $2"; shift 2 ;;
     --out) out="$(realpath -m "$2")"; command+=" $1 $2"; shift 2 ;;
     --cli) cli=1; command+=" $1"; shift ;;
@@ -82,7 +86,8 @@ fi
 read -r -a java_opts <<<"${JAVA_OPTS:-}"
 if [[ -n $cli ]]; then
   exec java "${java_opts[@]}" -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.CliChaos \
-    --out "$out" --work-dir "$module/target/cli-chaos" --command "$command" ${rounds:+--rounds "$rounds"} ${faults:+--faults "$faults"}
+    --out "$out" --work-dir "$module/target/cli-chaos" --command "$command" ${rounds:+--rounds "$rounds"} ${faults:+--faults "$faults"} \
+    ${stores:+--stores "$stores"}
 fi
 exec java "${java_opts[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$module/target/classes:$(cat "$cp_file")" dev.turnstile.chaos.ChaosRun \

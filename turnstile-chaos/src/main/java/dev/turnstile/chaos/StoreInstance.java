@@ -130,6 +130,18 @@ public final class StoreInstance implements AutoCloseable {
      * @return the store URL
      */
     public String url(List<String> via) {
+        return url(via, ZK_SESSION_TIMEOUT);
+    }
+
+    /**
+     * The URL that reaches the store through the given endpoints, with a ZooKeeper session of
+     * another length than the workers' (the CLI runs need room for a JVM's start).
+     *
+     * @param via one {@code host:port} per real endpoint, in the same order
+     * @param zkSession the ZooKeeper session timeout (ignored by the other stores)
+     * @return the store URL
+     */
+    public String url(List<String> via, java.time.Duration zkSession) {
         String u = switch (spec.kind()) {
             case SQLITE -> "jdbc:sqlite:" + dir.resolve("locks.db");
             case POSTGRESQL -> "jdbc:postgresql://" + via.get(0)
@@ -143,7 +155,7 @@ public final class StoreInstance implements AutoCloseable {
             case MONGO -> "mongodb://" + via.get(0) + "/chaos?turnstile.timeout=2s";
             // connectTimeout bounds how long a call waits for a connection: a few session timeouts
             case ZOOKEEPER, ZOOKEEPER_ENSEMBLE -> "zookeeper://" + String.join(",", via) + "/chaos?turnstile.sessionTimeout="
-                    + ZK_SESSION_TIMEOUT.toMillis() + "ms&turnstile.connectTimeout=2s";
+                    + zkSession.toMillis() + "ms&turnstile.connectTimeout=2s";
         };
         return spec.urlPrefix() + u;
     }
