@@ -82,10 +82,16 @@ public final class Turnstile implements AutoCloseable {
      * Checks a lock name the way every acquire does, so that a caller (a CLI, a scheduler) can
      * reject bad input before it touches anything.
      *
+     * <p>Names are compared as text in Unicode normalization form C: {@code café} typed with a
+     * precomposed {@code é} and with {@code e} + a combining accent is one lock, and the store sees
+     * the NFC form. Nothing else is folded (case, {@code ß} and {@code ss}, full-width letters and
+     * ligatures stay distinct names).
+     *
      * @param name the lock name
-     * @return the name
-     * @throws IllegalArgumentException if the name is null, empty, longer than 255 characters, has
-     *     control characters or lone surrogates, or starts or ends with white space
+     * @return the name in normalization form C, as every store sees it
+     * @throws IllegalArgumentException if the name is null, empty, longer than 255 Unicode code points
+     *     (after normalization), has control characters or lone surrogates, or starts or ends with
+     *     white space
      */
     public static String checkLockName(String name) {
         return Validation.lockName(name);
@@ -136,7 +142,7 @@ public final class Turnstile implements AutoCloseable {
      * @throws IllegalStateException if this client or its store is closed
      */
     public Optional<Lease> tryAcquire(String name, LockOptions options) {
-        Validation.lockName(name);
+        name = Validation.lockName(name);
         Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         checkOpen();
         long start = System.nanoTime();
@@ -227,7 +233,7 @@ public final class Turnstile implements AutoCloseable {
      * @throws IllegalStateException if this client or its store is closed, before or while waiting (nothing is held)
      */
     public Optional<Lease> acquire(String name, LockOptions options, Duration maxWait) throws InterruptedException {
-        Validation.lockName(name);
+        name = Validation.lockName(name);
         Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
         Validation.nonNegative("maxWait", maxWait);
         checkOpen();
@@ -401,7 +407,7 @@ public final class Turnstile implements AutoCloseable {
      * @throws IllegalStateException if the store is closed
      */
     public boolean forceRelease(String name) {
-        Validation.lockName(name);
+        name = Validation.lockName(name);
         boolean freed;
         try {
             freed = store.forceRelease(name);

@@ -1,9 +1,11 @@
 package dev.turnstile;
 
+import java.text.Normalizer;
 import java.time.Duration;
 
 /** Input checks at the API edge. Every message names the field, shows the value and says the rule. */
 final class Validation {
+    /** In Unicode code points (what a SQL VARCHAR(255) of utf8mb4 or PostgreSQL counts), not UTF-16 units. */
     static final int MAX_NAME_LENGTH = 255;
 
     private Validation() {}
@@ -21,6 +23,12 @@ final class Validation {
         return value;
     }
 
+    /**
+     * Checks a lock name and returns it in Unicode normalization form C, the form every store sees:
+     * a name typed in two editors (precomposed {@code é} or {@code e} + combining accent) is one
+     * lock. Nothing else is folded: case, {@code ß}/{@code ss}, full-width letters and ligatures
+     * stay distinct, as they are distinct text.
+     */
     static String lockName(String name) {
         if (name == null) {
             throw new IllegalArgumentException("lock name is null: give a non-empty name");
@@ -28,16 +36,18 @@ final class Validation {
         if (name.isEmpty()) {
             throw new IllegalArgumentException("lock name is empty: give a non-empty name");
         }
-        if (name.length() > MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("lock name is " + name.length() + " characters long ('"
-                    + name.substring(0, 40) + "…'); the limit is " + MAX_NAME_LENGTH);
-        }
         checkText("lock name", name);
-        if (isSpace(name.codePointAt(0)) || isSpace(name.codePointBefore(name.length()))) {
+        String nfc = Normalizer.normalize(name, Normalizer.Form.NFC);
+        int length = nfc.codePointCount(0, nfc.length());
+        if (length > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("lock name is " + length + " characters (Unicode code points) long ('"
+                    + nfc.substring(0, nfc.offsetByCodePoints(0, 40)) + "…'); the limit is " + MAX_NAME_LENGTH);
+        }
+        if (isSpace(nfc.codePointAt(0)) || isSpace(nfc.codePointBefore(nfc.length()))) {
             throw new IllegalArgumentException("lock name '" + name
                     + "' starts or ends with white space: trim it (names differing only in white space would look alike)");
         }
-        return name;
+        return nfc;
     }
 
     /**
@@ -53,11 +63,12 @@ final class Validation {
         if (owner.isBlank()) {
             throw new IllegalArgumentException("owner is empty: give a readable holder identity or leave the default");
         }
-        if (owner.length() > MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("owner is " + owner.length() + " characters long; the limit is "
+        checkText("owner", owner);
+        int length = owner.codePointCount(0, owner.length());
+        if (length > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("owner is " + length + " characters (Unicode code points) long; the limit is "
                     + MAX_NAME_LENGTH);
         }
-        checkText("owner", owner);
         return owner;
     }
 

@@ -38,7 +38,7 @@ final class ReleaseCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        TurnstileCommand.checkLockName(name);
+        name = TurnstileCommand.checkLockName(name);
         if (!force) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "release frees a lock that this command does not hold: add --force to confirm");

@@ -85,6 +85,7 @@ final class StoreOption {
                     + "; it cannot exclude other processes: give a file path or a server");
         }
         if (resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:sqlite:")) {
+            checkAbsolute(resolved);
             if (use == Use.READ) {
                 if (isEmbedded(top) && !Files.exists(embeddedFile(top))) {
                     return null;
@@ -104,6 +105,30 @@ final class StoreOption {
             }
         }
         return LockStores.open(resolved);
+    }
+
+    /**
+     * A relative SQLite path resolves against the working directory: cron (in {@code $HOME}) and a
+     * shell elsewhere would each lock a file of their own, and exclude nothing.
+     */
+    private static void checkAbsolute(String url) {
+        String rest = url.substring("jdbc:sqlite:".length());
+        int q = rest.indexOf('?');
+        String path = q < 0 ? rest : rest.substring(0, q);
+        if (path.startsWith("file:")) {
+            path = path.substring(5);
+        }
+        if (!path.isEmpty() && !path.startsWith("/") && !path.startsWith(":memory:")) {
+            String absolute;
+            try {
+                absolute = Path.of(path).toAbsolutePath().normalize().toString();
+            } catch (java.nio.file.InvalidPathException e) {
+                absolute = "/full/path/" + path;
+            }
+            throw new IllegalArgumentException("store URL 'jdbc:sqlite:" + path + "': a relative path is resolved against "
+                    + "the working directory, so cron (started in $HOME) and a shell elsewhere would lock different files; "
+                    + "give the absolute path, e.g. jdbc:sqlite:" + absolute);
+        }
     }
 
     /** Adds a Turnstile option to a SQLite URL unless the user already gave it (theirs wins). */

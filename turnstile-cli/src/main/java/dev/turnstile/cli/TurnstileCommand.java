@@ -136,13 +136,13 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      * that are not UTF-8, so two different byte strings would become one name.
      */
     static String checkLockName(String name) {
-        dev.turnstile.Turnstile.checkLockName(name);
+        String nfc = dev.turnstile.Turnstile.checkLockName(name);
         int bad = name.indexOf('\uFFFD');
         if (bad >= 0) {
             throw new IllegalArgumentException("lock name '" + name + "' is not valid UTF-8 (or holds U+FFFD) at index "
                     + bad + ": names are UTF-8 whatever the locale; give the name in UTF-8");
         }
-        return name;
+        return nfc;
     }
 
     boolean forwardSignals() {

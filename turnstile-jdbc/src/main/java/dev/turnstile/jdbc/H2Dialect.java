@@ -2,7 +2,13 @@ package dev.turnstile.jdbc;
 
 import java.sql.SQLException;
 
-/** H2: a conditional MERGE, read back through FINAL TABLE so acquire stays one statement. */
+/**
+ * H2: a conditional MERGE, read back through FINAL TABLE so acquire stays one statement. H2 counts
+ * a VARCHAR's length in UTF-16 units and its CAST cuts a longer value short without a word, so the
+ * casts are as wide as the columns of {@code schema-h2.sql}: 510 units hold the 255 code points a
+ * name may have. (A narrower column, from a table made before, refuses a longer name with an error
+ * rather than storing a cut one: two names cut to the same text would otherwise be one lock.)
+ */
 final class H2Dialect extends Dialect {
 
     @Override
@@ -20,7 +26,7 @@ final class H2Dialect extends Dialect {
         return """
                 SELECT fence, acquired_at, expires_at FROM FINAL TABLE (
                   MERGE INTO %1$s t
-                  USING (SELECT CAST(? AS VARCHAR(255)) AS name, CAST(? AS VARCHAR(255)) AS owner,
+                  USING (SELECT CAST(? AS VARCHAR(510)) AS name, CAST(? AS VARCHAR(510)) AS owner,
                                 CAST(? AS VARCHAR(64)) AS token, %2$s AS now_ms, CAST(? AS BIGINT) AS ttl) s
                      ON t.name = s.name
                   WHEN MATCHED AND t.expires_at <= s.now_ms THEN

@@ -327,6 +327,27 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         return -1;
     }
 
+    /**
+     * A path that exists must be a regular file (or a link to one): SQLite would write its journal
+     * beside a device ({@code /dev/null-journal}), and a directory or a FIFO fails later as a "disk
+     * I/O error" that names neither.
+     */
+    static void checkSqliteFileKind(String path) {
+        Path file;
+        try {
+            file = Path.of(path);
+        } catch (InvalidPathException e) {
+            return; // the driver says what is wrong with it
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            boolean directory = Files.isDirectory(file);
+            throw new IllegalArgumentException("SQLite path " + path + (Files.isSymbolicLink(file) ? " (a symbolic link)" : "")
+                    + (directory ? " is a directory: give the path of a database file in it, for example "
+                            + file.resolve("locks.db")
+                    : " is not a regular file (a device such as /dev/null, a FIFO or a socket): give the path of a database file"));
+        }
+    }
+
     /** The file part of a SQLite URL: after {@code jdbc:sqlite:}, before its parameters. */
     static String sqlitePath(String jdbcUrl) {
         String rest = jdbcUrl.substring("jdbc:sqlite:".length());
@@ -337,6 +358,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
 
     private static String withSqliteDefaults(String url, Duration busyTimeout, boolean createFile) {
         String s = url;
+        checkSqliteFileKind(sqlitePath(url));
         if (!createFile) {
             String path = sqlitePath(url);
             boolean exists;

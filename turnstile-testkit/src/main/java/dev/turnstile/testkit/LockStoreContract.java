@@ -801,6 +801,46 @@ public abstract class LockStoreContract {
         }
 
         @Test
+        @DisplayName("the length limit counts Unicode code points: 255 astral characters fit the store, 256 do not")
+        void lengthInCodePoints() {
+            Turnstile t = client();
+            String tag = UUID.randomUUID().toString().substring(0, 8);
+            String rocket = "\ud83d\ude80"; // one code point, two UTF-16 units, four UTF-8 bytes
+            String longest = tag + rocket.repeat(255 - tag.length());
+            assertThat(longest.codePointCount(0, longest.length())).isEqualTo(255);
+            Lease lease = held(t.tryAcquire(longest, ttl(10_000)));
+            assertThat(lease.name()).isEqualTo(longest);
+            assertThat(t.heldLocks()).extracting(LockInfo::name).contains(longest);
+            assertThat(client().tryAcquire(longest, ttl(1_000))).as("held: the whole name was stored").isEmpty();
+            assertThat(client().tryAcquire(longest.substring(0, longest.length() - 2), ttl(1_000)))
+                    .as("a prefix is another lock").isPresent();
+            assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThatThrownBy(() -> t.tryAcquire(longest + rocket, ttl(1_000))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("256 characters (Unicode code points)").hasMessageContaining("255");
+        }
+
+        @Test
+        @DisplayName("names are compared in NFC: a precomposed and a decomposed accent are one lock; case and ß stay distinct")
+        void namesAreNormalizedToNfc() {
+            Turnstile t = client();
+            String tag = UUID.randomUUID().toString().substring(0, 8);
+            String composed = "caf\u00e9-" + tag;
+            String decomposed = "cafe\u0301-" + tag;
+            Lease lease = held(t.tryAcquire(decomposed, ttl(10_000)));
+            assertThat(lease.name()).as("the store sees the NFC form").isEqualTo(composed);
+            assertThat(client().tryAcquire(composed, ttl(1_000))).as("same text, other form: busy").isEmpty();
+            assertThat(t.heldLocks()).extracting(LockInfo::name).contains(composed).doesNotContain(decomposed);
+            assertThat(client().forceRelease(decomposed)).as("force-release finds it by either form").isTrue();
+            List<Lease> distinct = new ArrayList<>();
+            for (String n : List.of("Stra\u00dfe-" + tag, "Strasse-" + tag, "STRASSE-" + tag, "\uff21-" + tag, "A-" + tag,
+                    "\ufb01le-" + tag, "file-" + tag)) {
+                distinct.add(held(t.tryAcquire(n, ttl(10_000))));
+            }
+            assertThat(distinct).extracting(Lease::fence).doesNotContainNull();
+            distinct.forEach(Lease::release);
+        }
+
+        @Test
         @DisplayName("bad durations are rejected with the field named")
         void badDurations() throws Exception {
             assertThatThrownBy(() -> LockOptions.lockAtMostFor(Duration.ZERO)).hasMessageContaining("lockAtMostFor");
