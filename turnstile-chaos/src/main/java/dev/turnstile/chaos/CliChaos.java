@@ -239,13 +239,15 @@ public final class CliChaos {
                 hosts.add(new Host(h, dir, log, lock, store, viaProxy));
             }
             hosts.forEach(Host::start);
-            Harness.sleep(3000);
             for (int round = 0; round < rounds; round++) {
-                Harness.sleep(1500);
+                if (round > 0) {
+                    Harness.sleep(1500);
+                }
+                // the first command is caught as it begins (its first lines), not after it ends
                 Optional<Host.Running> holder = holder(hosts, log);
                 // a loaded host stretches a command's 400 lines well past 12 s: wait for the next to begin
-                for (int tries = 0; holder.isEmpty() && tries < 900; tries++) {
-                    Harness.sleep(50);
+                for (int tries = 0; holder.isEmpty() && tries < 2000; tries++) {
+                    Harness.sleep(25);
                     holder = holder(hosts, log);
                 }
                 if (holder.isEmpty()) {

@@ -109,25 +109,65 @@ public record StoreUrlOptions(String url, Map<String, String> options) {
                 + min + " to " + max);
     }
 
+    /** The widest range a duration option may have unless its store gives its own: 1 ms to 1 day. */
+    public static final Duration MAX_DURATION_OPTION = Duration.ofDays(1);
+
     /**
-     * Returns a positive duration option written as {@code 250ms} or {@code 5s}.
+     * Returns a positive duration option written as {@code 250ms} or {@code 5s}, at most
+     * {@link #MAX_DURATION_OPTION}.
      *
      * @param key the option key
      * @param fallback the value when absent
      * @return the value
-     * @throws IllegalArgumentException if the value is not a positive duration in ms or s
+     * @throws IllegalArgumentException if the value is not a positive duration in ms or s, or is
+     *     longer than a day
      */
     public Duration duration(String key, Duration fallback) {
+        return duration(key, fallback, Duration.ofMillis(1), MAX_DURATION_OPTION);
+    }
+
+    /**
+     * Returns a duration option written as {@code 250ms} or {@code 5s} within a range, so that no
+     * value can overflow what the driver takes (an {@code int} of milliseconds) or stand for
+     * "forever" by accident.
+     *
+     * @param key the option key
+     * @param fallback the value when absent (not checked against the range)
+     * @param min the shortest accepted value, positive
+     * @param max the longest accepted value
+     * @return the value
+     * @throws IllegalArgumentException naming the option and the range if the value is malformed or
+     *     outside {@code [min, max]}
+     */
+    public Duration duration(String key, Duration fallback, Duration min, Duration max) {
         String v = options.get(key);
         if (v == null) {
             return fallback;
         }
-        Matcher m = Pattern.compile("(\\d{1,9})(ms|s)").matcher(v);
-        if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
-            throw new IllegalArgumentException("turnstile." + key + "=" + v
-                    + " in the store URL: give a positive duration such as 100ms or 5s");
+        String range = "give " + show(min) + " to " + show(max) + ", written as 100ms or 5s";
+        Matcher m = Pattern.compile("(\\d{1,12})(ms|s)").matcher(v);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL is not a duration: " + range);
         }
         long n = Long.parseLong(m.group(1));
-        return m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
+        Duration d = m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
+        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+            throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL is out of range: " + range);
+        }
+        return d;
+    }
+
+    private static String show(Duration d) {
+        long ms = d.toMillis();
+        if (ms % 86_400_000 == 0) {
+            return ms / 86_400_000 + "d";
+        }
+        if (ms % 3_600_000 == 0) {
+            return ms / 3_600_000 + "h";
+        }
+        if (ms % 60_000 == 0) {
+            return ms / 60_000 + "m";
+        }
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 }

@@ -100,7 +100,8 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         boolean create = forceCreate != null ? forceCreate : p.options.bool("createTable", embedded);
         int poolSize = p.options.integer("poolSize", 4, 1, 100);
         int connectTimeout = p.options.integer("connectTimeout", 5000, 250, 600_000);
-        Duration busyTimeout = p.options.duration("busyTimeout", Duration.ofSeconds(10));
+        // SQLite's busy_timeout is an int of milliseconds; the CLI passes --wait (up to about 11.6 days) here
+        Duration busyTimeout = p.options.duration("busyTimeout", Duration.ofSeconds(10), Duration.ofMillis(1), Duration.ofDays(20));
         boolean createFile = p.options.bool("createFile", true);
 
         HikariConfig config = new HikariConfig();

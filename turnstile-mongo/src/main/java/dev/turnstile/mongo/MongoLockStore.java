@@ -4,6 +4,8 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoNamespace;
+import com.mongodb.MongoSecurityException;
+import com.mongodb.MongoTimeoutException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
@@ -52,12 +54,20 @@ public final class MongoLockStore implements LockStore {
     /** The server's code for a duplicate key (E11000). */
     private static final int DUPLICATE_KEY = 11000;
 
+    /** After a call found no server, the next ones fail at once for this long rather than wait again. */
+    private static final long NO_SERVER_PAUSE_NANOS = 1_000_000_000L;
+
+    private final MongoClient client;
     private final MongoCollection<Document> locks;
     private final String description;
     private final AutoCloseable owned;
     private volatile boolean closed;
+    /** When (nanoTime) a call last found no server to send to, and why; 0 once one has. */
+    private volatile long noServerAt;
+    private volatile String noServerCause;
 
     private MongoLockStore(Builder b) {
+        this.client = b.client;
         this.locks = b.client.getDatabase(b.database).getCollection(b.collection)
                 .withWriteConcern(b.writeConcern).withReadPreference(ReadPreference.primary());
         this.description = (b.description != null ? b.description : "MongoDB database " + b.database)
@@ -160,8 +170,25 @@ public final class MongoLockStore implements LockStore {
             throw new IllegalStateException("the LockStore " + description + " is closed: build a new one, and keep it open "
                     + "while a Turnstile uses it");
         }
+        long failedAt = noServerAt;
+        if (failedAt != 0 && System.nanoTime() - failedAt < NO_SERVER_PAUSE_NANOS) {
+            // Nothing was sent by the call that failed (the undo of an acquire that failed so, say):
+            // waiting the whole timeout again would only double the time to report the outage.
+            throw new StoreUnavailableException("cannot " + what + " on " + description + ": " + noServerCause, null);
+        }
         try {
-            return op.get();
+            T result = op.get();
+            noServerAt = 0;
+            return result;
+        } catch (MongoTimeoutException e) {
+            // No server could be chosen (or no connection had): nothing was sent.
+            String cause = Unreachable.cause(client, e);
+            noServerCause = cause;
+            noServerAt = System.nanoTime() | 1;
+            throw new StoreUnavailableException("cannot " + what + " on " + description + ": " + cause, e);
+        } catch (MongoSecurityException e) {
+            throw new StoreUnavailableException("cannot " + what + " on " + description + ": authentication failed (check the "
+                    + "user, the password and authSource in the URL)", e);
         } catch (MongoException e) {
             if (isDuplicateKey(e)) {
                 throw new Busy();

@@ -22,10 +22,12 @@ import java.util.concurrent.TimeUnit;
  * {@code w}, {@code serverSelectionTimeoutMS}, {@code connectTimeoutMS}, {@code socketTimeoutMS}…);
  * the write concern is {@code majority} unless the URL gives {@code w}. Turnstile's options ride
  * beside them: {@code turnstile.collection} (default {@code turnstile_locks}) and
- * {@code turnstile.timeout} (default 5 s: how long choosing a server and waiting for an answer may
- * take, where the URL does not set {@code serverSelectionTimeoutMS} or {@code socketTimeoutMS}; the
- * driver's own defaults, 30 s and none, would leave a lock call hanging). No message shows the
- * password.
+ * {@code turnstile.timeout} (default 5 s, 10 ms to 1 h: how long choosing a server and waiting for
+ * an answer may take, where the URL does not set {@code serverSelectionTimeoutMS} or
+ * {@code socketTimeoutMS}; the driver's own defaults, 30 s and none, would leave a lock call
+ * hanging). A server that cannot be reached is reported in one line (connection refused, unknown
+ * host, not a MongoDB server, authentication failed) after one timeout, not one per call of an
+ * acquire and its undo. No message shows the password.
  */
 public final class MongoLockStoreFactory implements LockStoreFactory {
     private static final Set<String> KNOWN = Set.of("collection", "timeout");
@@ -88,7 +90,7 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException(e.getMessage().replace(StoreUrls.redact(url), safe(url)));
         }
         String collection = MongoLockStore.checkCollection(options.get("collection", MongoLockStore.DEFAULT_COLLECTION));
-        Duration timeout = options.duration("timeout", Duration.ofSeconds(5));
+        Duration timeout = options.duration("timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
         ConnectionString cs;
         try {
             cs = new ConnectionString(options.url());
@@ -101,6 +103,12 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         if (cs.getDatabase() == null || cs.getDatabase().isEmpty()) {
             throw new IllegalArgumentException("MongoDB URL '" + safe(url) + "' names no database: add it as the path, for example "
                     + "mongodb://host:27017/app (the lock collection '" + collection + "' lives there)");
+        }
+        if (cs.getCollection() != null) {
+            throw new IllegalArgumentException("MongoDB URL '" + safe(url) + "': its path /" + cs.getDatabase() + "."
+                    + cs.getCollection() + " names database '" + cs.getDatabase() + "' and collection '" + cs.getCollection()
+                    + "', and the collection part would be ignored: give only the database in the path, and the collection as "
+                    + "turnstile.collection=" + cs.getCollection());
         }
         return new Parsed(cs, MongoLockStore.checkDatabase(cs.getDatabase()), collection, timeout);
     }

@@ -26,7 +26,10 @@ class MongoUrlTest {
         "mongodb:///app                                  | malformed MongoDB URL",
         "mongodb://127.0.0.1/app?authMechanism=NOPE&turnstile.timeout=1s | malformed MongoDB URL",
         "mongodb://127.0.0.1/app?turnstile.colection=x   | unknown option 'turnstile.colection'",
-        "mongodb://127.0.0.1/app?turnstile.timeout=0s    | positive duration",
+        "mongodb://127.0.0.1/app?turnstile.timeout=0s    | out of range: give 10ms to 1h",
+        "mongodb://127.0.0.1/app?turnstile.timeout=999999999s | out of range: give 10ms to 1h",
+        "mongodb://127.0.0.1/app?turnstile.timeout=5     | turnstile.timeout=5 in the store URL is not a duration",
+        "mongodb://127.0.0.1/a.b                         | names database 'a' and collection 'b'",
         "mongodb://127.0.0.1/app?turnstile.collection=system.x | not a usable collection name",
     })
     void badUrlsAreRefusedWithAReason(String url, String reason) {
@@ -62,6 +65,30 @@ class MongoUrlTest {
             assertThat(store.tryAcquire(new AcquireRequest("opt-" + System.nanoTime(), "o", "t", Duration.ofSeconds(5)))).isPresent();
         }
         assertThat(LockStores.factoryFor("MONGODB+SRV://cluster0.example.net/app")).isInstanceOf(MongoLockStoreFactory.class);
+    }
+
+    /**
+     * An acquire that finds no server is followed by the core's undo of its token: that undo must
+     * not wait a second timeout (before: 12.6 s for `turnstile run` with the default 5 s).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "mongodb://127.0.0.1:1/app?turnstile.timeout=2s                 | connection refused by 127.0.0.1:1",
+        "mongodb://no-such-host.invalid:27017/app?turnstile.timeout=2s  | unknown host no-such-host.invalid",
+        "mongodb://127.0.0.1:6379/app?turnstile.timeout=2s              | 127.0.0.1:6379",
+        "SILENT                                                         | did not answer in time",
+    })
+    void anUnreachableServerCostsOneTimeoutAndSaysWhyInOneLine(String url, String cause) throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+                LockStore store = LockStores.open(url.equals("SILENT")
+                        ? "mongodb://127.0.0.1:" + silent.getLocalPort() + "/app?turnstile.timeout=2s" : url);
+                dev.turnstile.Turnstile turnstile = dev.turnstile.Turnstile.builder(store).build()) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> turnstile.tryAcquire("unreachable", dev.turnstile.LockOptions.defaults()))
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("Client view of cluster state").doesNotContain("\n"));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the 2 s timeout, once").isLessThan(Duration.ofMillis(3500));
+        }
     }
 
     @Test

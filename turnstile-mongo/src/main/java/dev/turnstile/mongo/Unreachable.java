@@ -1,0 +1,79 @@
+package dev.turnstile.mongo;
+
+import com.mongodb.MongoSecurityException;
+import com.mongodb.MongoSocketOpenException;
+import com.mongodb.MongoSocketReadException;
+import com.mongodb.MongoSocketReadTimeoutException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.connection.ServerDescription;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Why no MongoDB server could be reached, in one line: the driver's own message is a dump of its
+ * view of the cluster, with the cause of each server's failure deep inside. This reads that view
+ * (each server's last error) and names the first cause that tells the user what to fix.
+ */
+final class Unreachable {
+    private Unreachable() {}
+
+    /**
+     * The cause of a failed server selection, for a message.
+     *
+     * @param client the client whose cluster view to read
+     * @param e what the driver threw
+     * @return for example {@code "connection refused by 127.0.0.1:1 (is MongoDB running there?)"}
+     */
+    static String cause(MongoClient client, MongoTimeoutException e) {
+        List<String> causes = new ArrayList<>();
+        try {
+            for (ServerDescription server : client.getClusterDescription().getServerDescriptions()) {
+                String why = describe(server.getAddress().toString(), server.getException());
+                if (why != null && !causes.contains(why)) {
+                    causes.add(why);
+                }
+            }
+        } catch (RuntimeException unreadable) {
+            // the client is closing: the driver's message below is all there is
+        }
+        if (!causes.isEmpty()) {
+            return String.join("; ", causes);
+        }
+        String message = String.valueOf(e.getMessage());
+        if (message.contains("Failed looking up SRV record") || message.contains("SRV")) {
+            return "the DNS SRV lookup of the mongodb+srv:// host failed (check the host name)";
+        }
+        return "no MongoDB server answered within the timeout (turnstile.timeout or serverSelectionTimeoutMS)";
+    }
+
+    private static String describe(String address, Throwable failure) {
+        if (failure == null) {
+            return null;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof UnknownHostException) {
+                return "unknown host " + address.substring(0, Math.max(0, address.lastIndexOf(':'))) + " (check the host name)";
+            }
+            if (t instanceof ConnectException) {
+                return "connection refused by " + address + " (is MongoDB running there, on that port?)";
+            }
+            if (t instanceof MongoSecurityException) {
+                return "authentication failed at " + address + " (check the user, the password and authSource)";
+            }
+            if (t instanceof MongoSocketReadTimeoutException || t instanceof SocketTimeoutException) {
+                return address + " accepted the connection but did not answer in time (not a MongoDB server, or overloaded)";
+            }
+            if (t instanceof MongoSocketReadException) {
+                return address + " closed the connection without a MongoDB answer (not a MongoDB server?)";
+            }
+            if (t instanceof MongoSocketOpenException && t.getCause() == null) {
+                return "cannot connect to " + address + ": " + t.getMessage();
+            }
+        }
+        return address + ": " + failure.getMessage() + " (not a MongoDB server?)";
+    }
+}
