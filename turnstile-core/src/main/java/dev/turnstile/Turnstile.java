@@ -481,7 +481,8 @@ public final class Turnstile implements AutoCloseable {
                 }
                 throw new StoreUnavailableException("acquiring lock '" + name + "' on " + store.description() + " took "
                         + took / 1_000_000 + " ms, more than half of lockAtMostFor (" + options.lockAtMostFor().toMillis()
-                        + " ms): the store is too slow for this TTL", null);
+                        + " ms), twice: a lease this short is mostly gone before it is granted; give a longer "
+                        + "lockAtMostFor, or look at the store's latency", null);
             }
             return startLease(name, token, grant.get(), options, start);
         }

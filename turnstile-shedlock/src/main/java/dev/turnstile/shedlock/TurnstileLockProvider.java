@@ -45,12 +45,17 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  *   <li>The fence: the returned locks are {@link TurnstileSimpleLock}s ({@code lease().fence()});
  *       on the thread that took the lock, which is where ShedLock runs the task,
  *       {@link #currentLease()} returns it.</li>
- *   <li>A {@code lockAtMostFor} shorter than Turnstile's 10 ms minimum is held for 10 ms in the
- *       store, and treated as expired after the requested time by this process (extend refuses).</li>
+ *   <li>A {@code lockAtMostFor} of zero is refused ({@link IllegalArgumentException}: with ShedLock's
+ *       own providers such a lock is free again as it is taken, so it excludes nothing). One
+ *       shorter than Turnstile's 10 ms minimum is held for 10 ms in the store, and treated as
+ *       expired after the requested time by this process (extend refuses). A lease whose grant
+ *       took more than half of it is handed back and tried once more; a second such grant is a
+ *       {@link dev.turnstile.StoreUnavailableException} that says to give a longer
+ *       {@code lockAtMostFor}: so keep it well above the store's round trip.</li>
  * </ul>
  *
- * <p>Lock names follow Turnstile's rules (1 to 255 characters, no control characters, no white
- * space at either end); another name is an {@link IllegalArgumentException}.
+ * <p>Lock names follow Turnstile's rules (1 to 255 Unicode code points, compared in NFC, no control
+ * characters, no white space at either end); another name is an {@link IllegalArgumentException}.
  *
  * <p>Not final: override {@link #lockOptions(LockConfiguration)} to change how a lock is held (for
  * example keep-alive, or an {@code onLost} callback), or {@link #newLock} to return your own lock
@@ -147,6 +152,13 @@ public class TurnstileLockProvider implements ExtensibleLockProvider {
      * @throws IllegalArgumentException if a duration is out of Turnstile's range
      */
     protected LockOptions lockOptions(LockConfiguration config) {
+        if (config.getLockAtMostFor().isZero()) {
+            // ShedLock's own providers store "locked until now": the lock is free again as it is
+            // taken, so two instances can run the task at once. Refused rather than guessed at.
+            throw new IllegalArgumentException("lockAtMostFor of lock '" + config.getName() + "' is 0: a lock that expires "
+                    + "as it is taken excludes nothing; give the longest the task may run, e.g. "
+                    + "@SchedulerLock(lockAtMostFor = \"10m\") or @EnableSchedulerLock(defaultLockAtMostFor = \"10m\")");
+        }
         Duration atMost = atLeastMinTtl(config.getLockAtMostFor());
         Duration atLeast = config.getLockAtLeastFor();
         return LockOptions.builder()

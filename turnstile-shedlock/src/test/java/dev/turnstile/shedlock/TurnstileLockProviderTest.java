@@ -111,6 +111,17 @@ class TurnstileLockProviderTest {
     }
 
     @Test
+    void aZeroLockAtMostForIsRefusedWithWhatToGiveAndTakesNothing() {
+        String name = unique();
+        assertThatThrownBy(() -> provider.lock(config(name, Duration.ZERO, Duration.ZERO)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtMostFor of lock '" + name + "' is 0")
+                .hasMessageContaining("lockAtMostFor = \"10m\"");
+        assertThat(provider.turnstile().heldLocks()).extracting(dev.turnstile.LockInfo::name).doesNotContain(name);
+        SimpleLock lock = provider.lock(config(name, Duration.ofSeconds(5), Duration.ZERO)).orElseThrow(); // nothing was taken
+        lock.unlock();
+    }
+
+    @Test
     void aLockAtMostForUnderTurnstilesMinimumExpiresForShedLockAtTheRequestedTime() throws Exception {
         String name = unique();
         SimpleLock lock = provider.lock(config(name, Duration.ofMillis(3), Duration.ZERO)).orElseThrow();
