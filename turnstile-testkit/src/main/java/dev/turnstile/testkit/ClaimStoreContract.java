@@ -116,7 +116,7 @@ public abstract class ClaimStoreContract {
      * @param store the store client, over the proxy; the suite closes it after the test
      * @param proxy the proxy in front of the store's server; the suite releases and closes it
      */
-    protected record Partitionable(ClaimStore store, PartitionProxy proxy) {}
+    public record Partitionable(ClaimStore store, PartitionProxy proxy) {}
 
     /**
      * Returns a new store client over {@code table} whose connection to its server passes through
