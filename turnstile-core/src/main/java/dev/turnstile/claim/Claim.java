@@ -26,7 +26,9 @@ import java.util.concurrent.CompletionStage;
  * });
  * }</pre>
  *
- * <p>Thread-safe; writes through one claim are applied one at a time.
+ * <p>Thread-safe; writes through one claim are applied one at a time. {@link #isHeld()} and
+ * {@link #lost()} never wait for them: a write or keep-alive that hangs (a partitioned connection
+ * with no socket timeout) does not delay the loss report past the claim's local deadline.
  */
 public interface Claim extends AutoCloseable {
 
@@ -64,7 +66,9 @@ public interface Claim extends AutoCloseable {
     /**
      * Tells whether this process can still prove it holds the task: not ended, not lost, and
      * the lock timeout (minus a margin for clock drift) not passed since the claim or the last
-     * confirmed keep-alive, on the monotonic clock.
+     * confirmed keep-alive was sent, on the monotonic clock. Never waits for a store call. Once it
+     * returns {@code false} it never returns {@code true} again: a keep-alive confirmed after the
+     * deadline does not revive the claim.
      *
      * @return {@code true} while held
      */
@@ -83,8 +87,9 @@ public interface Claim extends AutoCloseable {
 
     /**
      * Ends the claim while waiting on something outside: the task is due again after about a
-     * tenth of the time waited so far (since its {@code updatedAt}), at least the claimer's
-     * relock floor and at most its lock timeout. The store computes the due time with its own
+     * tenth of the time waited so far (since its {@code updatedAt}; a task whose
+     * {@code updatedAt} was never set has waited nothing), at least the claimer's relock floor and
+     * at most its lock timeout. The store computes the due time with its own
      * clock and stores it as {@code lockedAt = now - lockTimeout + delay}.
      *
      * @return {@link ClaimOutcome#APPLIED}, or {@link ClaimOutcome#LOST} if someone claimed it since
@@ -121,10 +126,14 @@ public interface Claim extends AutoCloseable {
 
     /**
      * Keeps the claim: sets {@code lockedAt} to the store's now, so the task stays claimed for
-     * another lock timeout. The claimer's keep-alive calls this by itself when enabled.
+     * another lock timeout, counted from when this call was sent. The claimer's keep-alive calls
+     * this by itself when enabled. A claim that is no longer {@linkplain #isHeld() held} is not
+     * kept: nothing is written and the result is {@link ClaimOutcome#LOST}. A heartbeat confirmed
+     * only after the local deadline passed is {@link ClaimOutcome#LOST} too, though the store
+     * applied it; {@link #close()} or {@link #unlock()} then frees the task sooner.
      *
      * @return {@link ClaimOutcome#APPLIED}, or {@link ClaimOutcome#LOST} if someone claimed it since
-     *     (then {@link #lost()} completes)
+     *     (then {@link #lost()} completes) or the claim's deadline passed first
      * @throws IllegalStateException if the claim was already ended
      * @throws dev.turnstile.StoreUnavailableException if the store cannot be reached
      */
@@ -132,9 +141,13 @@ public interface Claim extends AutoCloseable {
 
     /**
      * Completes when the claim is lost while still supposed to be held: a guarded write or a
-     * keep-alive was refused, or the local deadline passed without a confirmed keep-alive. Never
-     * completes for a claim ended normally. After a loss by deadline a guarded write is still
-     * tried: the version decides, and it is applied only if no one claimed the task since.
+     * keep-alive was refused, or the local deadline passed without a confirmed keep-alive. The
+     * deadline is checked by a timer of its own, which never waits for a store call, so the loss is
+     * reported at the deadline even while a keep-alive hangs, and the deadline (the lock timeout
+     * minus a drift margin after the last confirmed keep-alive was sent) comes before the store
+     * lets another worker claim the task. Never completes for a claim ended normally. After a loss
+     * by deadline {@link #unlock}, {@link #relock}, {@link #moveTo} and {@link #update} are still
+     * tried: the version decides, and they are applied only if no one claimed the task since.
      *
      * @return a stage that completes with the loss
      */

@@ -60,7 +60,9 @@ public interface ClaimStore extends AutoCloseable {
     /**
      * Ends the claim so the task is due again after a delay of a tenth of the time since its
      * {@code updatedAt}, at least {@code floor} and at most {@code lockTimeout} (all by the
-     * store's clock), if the version still matches; {@code updatedAt} is left alone.
+     * store's clock), if the version still matches; {@code updatedAt} is left alone. An
+     * {@code updatedAt} that was never set (missing, null, or at or before the epoch, which is 0,
+     * the SQL column's default) counts as no time waited: the delay is {@code floor}.
      *
      * @param key the task's key
      * @param version the claim version

@@ -20,7 +20,7 @@ import java.util.Set;
  *       milliseconds on SQL stores and as a BSON date on MongoDB (the epoch when free);
  *   <li>{@code updated_at}: when the task last made progress, in the same form; claims are
  *       ordered by {@code locked_at} then {@code updated_at}, and {@link Claim#relock} measures the
- *       time waited from it;
+ *       time waited from it (never set, 0 or missing: nothing waited yet);
  *   <li>{@code claim_version}: a number raised by every claim: the fence that guards later writes.
  * </ul>
  *

@@ -9,17 +9,33 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A claim: its key and version, a local deadline on the monotonic clock, and the guarded writes.
- * Writes are serialised on the claim, so a keep-alive can never land after an unlock and lock the
- * task again.
+ *
+ * <p>Two locks, as for leases ({@code HeldLease}): {@link #storeCalls} serialises this claim's
+ * store calls, so a keep-alive can never land after an unlock and lock the task again; the
+ * monitor guards the state and the timers and is never held across a store call. The deadline
+ * check, {@link #isHeld()} and {@link #lost()} take only the monitor, so a store call that hangs
+ * (a partitioned connection with no socket timeout) cannot delay the loss report past the
+ * deadline, which comes before any other worker can claim the task.
  */
 final class HeldClaim implements Claim {
     private static final Logger log = LoggerFactory.getLogger(HeldClaim.class);
-    private enum State { HELD, ENDED, LOST }
+
+    /**
+     * HELD: the deadline is ahead. EXPIRED: the deadline passed and the loss was reported; the claim
+     * is never held again, but a guarded write other than a heartbeat is still tried (the version
+     * decides). LOST: a guarded write was refused; nothing more is tried. ENDED: unlock, relock or
+     * moveTo applied.
+     */
+    private enum State { HELD, EXPIRED, LOST, ENDED }
+
+    private static final String DEADLINE = "the lock timeout passed without a confirmed keep-alive: another worker may "
+            + "claim the task now";
 
     private final TaskClaimer claimer;
     private final ClaimStore store;
@@ -27,11 +43,14 @@ final class HeldClaim implements Claim {
     private final long version;
     private final CompletableFuture<ClaimLoss> lost = new CompletableFuture<>();
     private final Instant lockedAt;
-    private volatile long deadlineNanos;
-    private volatile State state = State.HELD;
-    private String endedBy;
-    private ScheduledFuture<?> deadlineCheck;
-    private ScheduledFuture<?> keepAlive;
+    private final ReentrantLock storeCalls = new ReentrantLock();
+    private volatile long deadlineNanos; // written under this
+    private volatile State state = State.HELD; // written under this
+    private String endedBy; // guarded by this
+    private ClaimLoss loss; // guarded by this
+    private boolean deadlineWatched; // guarded by this
+    private ScheduledFuture<?> deadlineCheck; // guarded by this
+    private ScheduledFuture<?> keepAlive; // guarded by this
 
     HeldClaim(TaskClaimer claimer, ClaimedRow row, long startNanos) {
         this.claimer = claimer;
@@ -39,7 +58,12 @@ final class HeldClaim implements Claim {
         this.key = row.key();
         this.version = row.version();
         this.lockedAt = row.lockedAt();
-        this.deadlineNanos = startNanos + claimer.lockTimeout().toNanos() - TaskClaimer.driftMargin(claimer.lockTimeout());
+        this.deadlineNanos = deadlineAfter(startNanos);
+    }
+
+    /** The store's lockedAt was set after {@code sentNanos}: no one can claim the task before this. */
+    private long deadlineAfter(long sentNanos) {
+        return sentNanos + claimer.lockTimeout().toNanos() - TaskClaimer.driftMargin(claimer.lockTimeout());
     }
 
     @Override
@@ -64,63 +88,107 @@ final class HeldClaim implements Claim {
 
     @Override
     public boolean isHeld() {
-        return state == State.HELD && System.nanoTime() - deadlineNanos < 0;
+        if (state != State.HELD) {
+            return false;
+        }
+        if (System.nanoTime() - deadlineNanos >= 0) {
+            expire();
+            return false;
+        }
+        return true;
     }
 
     @Override
-    public synchronized ClaimOutcome unlock() {
-        return end("unlock", () -> store.unlock(key, version, Map.of()));
+    public ClaimOutcome unlock() {
+        return write("unlock", () -> store.unlock(key, version, Map.of()), true);
     }
 
     @Override
-    public synchronized ClaimOutcome relock() {
-        return end("relock", () -> store.relock(key, version, claimer.relockFloor(), claimer.lockTimeout()));
+    public ClaimOutcome relock() {
+        return write("relock", () -> store.relock(key, version, claimer.relockFloor(), claimer.lockTimeout()), true);
     }
 
     @Override
-    public synchronized ClaimOutcome moveTo(Object phase) {
+    public ClaimOutcome moveTo(Object phase) {
         ClaimFilter.checkValue("phase", phase);
         Map<String, Object> values = Map.of(store.table().phaseColumn(), phase);
-        return end("moveTo", () -> store.unlock(key, version, values));
+        return write("moveTo", () -> store.unlock(key, version, values), true);
     }
 
     @Override
-    public synchronized ClaimOutcome update(Map<String, ?> values) {
+    public ClaimOutcome update(Map<String, ?> values) {
         Map<String, Object> checked = checkValues(values);
         return write("update", () -> store.update(key, version, checked), false);
     }
 
     @Override
-    public synchronized ClaimOutcome heartbeat() {
-        long start = System.nanoTime();
-        ClaimOutcome outcome = write("heartbeat", () -> store.heartbeat(key, version), false);
-        if (outcome == ClaimOutcome.APPLIED) {
-            deadlineNanos = start + claimer.lockTimeout().toNanos() - TaskClaimer.driftMargin(claimer.lockTimeout());
-            rearmDeadline();
+    public ClaimOutcome heartbeat() {
+        storeCalls.lock();
+        try {
+            if (state == State.ENDED) {
+                throw ended();
+            }
+            return beat();
+        } finally {
+            storeCalls.unlock();
         }
-        return outcome;
+    }
+
+    /**
+     * Caller holds {@link #storeCalls}. A heartbeat of a claim that is no longer held writes
+     * nothing: keeping the task claimed for a holder already told of the loss would only delay the
+     * next worker. One confirmed after the deadline passed does not revive the claim either.
+     */
+    private ClaimOutcome beat() {
+        if (!isHeld()) {
+            return ClaimOutcome.LOST;
+        }
+        long sent = System.nanoTime();
+        if (!store.heartbeat(key, version)) {
+            markLost("a heartbeat was refused: " + REFUSED);
+            return ClaimOutcome.LOST;
+        }
+        synchronized (this) {
+            if (state == State.HELD && System.nanoTime() - deadlineNanos < 0) {
+                deadlineNanos = deadlineAfter(sent);
+                if (deadlineWatched) {
+                    armDeadlineCheck();
+                }
+                return ClaimOutcome.APPLIED;
+            }
+        }
+        expire(); // confirmed too late: the deadline passed while the heartbeat was under way
+        return ClaimOutcome.LOST;
     }
 
     @Override
     public CompletionStage<ClaimLoss> lost() {
-        synchronized (this) {
-            if (state == State.HELD && deadlineCheck == null) {
-                rearmDeadline();
+        if (isHeld()) {
+            synchronized (this) {
+                if (!deadlineWatched && state == State.HELD) {
+                    deadlineWatched = true;
+                    armDeadlineCheck();
+                }
             }
         }
         return lost.minimalCompletionStage();
     }
 
     @Override
-    public synchronized void close() {
-        if (state != State.HELD) {
-            return;
-        }
+    public void close() {
+        storeCalls.lock();
         try {
-            relock();
-        } catch (StoreUnavailableException e) {
-            log.warn("task '{}': could not relock it on close ({}); it is due again after the lock timeout", id(),
-                    e.getMessage());
+            if (state != State.HELD && state != State.EXPIRED) {
+                return;
+            }
+            try {
+                relock();
+            } catch (StoreUnavailableException e) {
+                log.warn("task '{}': could not relock it on close ({}); it is due again after the lock timeout", id(),
+                        e.getMessage());
+            }
+        } finally {
+            storeCalls.unlock();
         }
     }
 
@@ -128,89 +196,153 @@ final class HeldClaim implements Claim {
         boolean run();
     }
 
-    private ClaimOutcome end(String what, Write write) {
-        return write(what, write, true);
+    private static final String REFUSED = "the task was claimed again by someone else (its version is no longer the "
+            + "claim's) or no longer exists";
+
+    private IllegalStateException ended() {
+        String by;
+        synchronized (this) {
+            by = endedBy;
+        }
+        return new IllegalStateException("the claim of task '" + id() + "' was already ended by " + by
+                + ": claim the task again to write to it");
     }
 
+    /** A guarded write other than a heartbeat: tried while held and after the deadline passed (the version decides). */
     private ClaimOutcome write(String what, Write write, boolean ends) {
-        if (state == State.ENDED) {
-            throw new IllegalStateException("the claim of task '" + id() + "' was already ended by " + endedBy
-                    + ": claim the task again to write to it");
+        storeCalls.lock();
+        try {
+            State s = state;
+            if (s == State.ENDED) {
+                throw ended();
+            }
+            if (s == State.LOST) {
+                return ClaimOutcome.LOST;
+            }
+            if (!write.run()) {
+                markLost("a " + what + " was refused: " + REFUSED);
+                return ClaimOutcome.LOST;
+            }
+            if (ends) {
+                synchronized (this) {
+                    state = State.ENDED;
+                    endedBy = what;
+                    cancelTimers();
+                }
+            }
+            return ClaimOutcome.APPLIED;
+        } finally {
+            storeCalls.unlock();
         }
-        if (state == State.LOST) {
-            return ClaimOutcome.LOST;
-        }
-        if (!write.run()) {
-            markLost("a " + what + " was refused: the task was claimed again by someone else (its version is no longer "
-                    + version + ") or no longer exists");
-            return ClaimOutcome.LOST;
-        }
-        if (ends) {
-            state = State.ENDED;
-            endedBy = what;
-            cancelTimers();
-        }
-        return ClaimOutcome.APPLIED;
     }
 
     synchronized void armKeepAlive() {
-        long interval = claimer.keepAlive().toNanos();
-        keepAlive = claimer.schedule(this::keepAliveTick, interval);
-        rearmDeadline();
+        keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAlive().toNanos());
+        deadlineWatched = true;
+        armDeadlineCheck();
     }
 
+    /** Runs on the claimer's worker pool: a hanging store call blocks this tick only, never the deadline check. */
     private void keepAliveTick() {
+        if (state != State.HELD) {
+            return;
+        }
+        storeCalls.lock();
+        try {
+            if (state == State.HELD) {
+                beat();
+            }
+        } catch (RuntimeException e) {
+            log.warn("task '{}': keep-alive failed ({}); trying again until the claim's deadline", id(), e.getMessage());
+        } finally {
+            storeCalls.unlock();
+        }
         synchronized (this) {
-            if (state != State.HELD) {
-                return;
-            }
-            try {
-                heartbeat();
-            } catch (RuntimeException e) {
-                log.warn("task '{}': keep-alive failed ({}); trying again until the claim's deadline", id(), e.getMessage());
-            }
             if (state == State.HELD) {
                 keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAlive().toNanos());
             }
         }
     }
 
-    private void rearmDeadline() {
+    /** Caller holds this. */
+    private void armDeadlineCheck() {
         if (deadlineCheck != null) {
             deadlineCheck.cancel(false);
         }
-        long delay = deadlineNanos - System.nanoTime();
-        deadlineCheck = claimer.schedule(this::deadlinePassed, delay);
+        deadlineCheck = claimer.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
     }
 
-    private synchronized void deadlinePassed() {
-        if (state == State.HELD && System.nanoTime() - deadlineNanos >= 0) {
-            // Only notify: the version still decides whether a later write is applied.
-            notifyLost("the lock timeout passed without a confirmed keep-alive: another worker may claim the task now");
-        }
-    }
-
-    private void markLost(String reason) {
-        state = State.LOST;
-        cancelTimers();
-        notifyLost(reason);
-    }
-
-    private void notifyLost(String reason) {
-        if (lost.isDone()) {
+    /** The timer's check: takes only the monitor, so it never waits for a store call. */
+    private void checkDeadline() {
+        if (state != State.HELD) {
             return;
         }
-        log.warn("task '{}' (claim version {}) lost: {}", id(), version, reason);
-        ClaimLoss loss = new ClaimLoss(id(), version, reason, Instant.now());
-        claimer.runAsync(() -> lost.complete(loss));
+        if (System.nanoTime() - deadlineNanos >= 0) {
+            expire();
+            return;
+        }
+        synchronized (this) {
+            if (state == State.HELD) {
+                armDeadlineCheck(); // a confirmation moved the deadline as this check came due
+            }
+        }
     }
 
+    /** The deadline passed: reported once, and the claim is never held again. */
+    private void expire() {
+        ClaimLoss reported;
+        synchronized (this) {
+            if (state != State.HELD || System.nanoTime() - deadlineNanos < 0) {
+                return;
+            }
+            state = State.EXPIRED;
+            cancelTimers();
+            reported = firstLoss(DEADLINE);
+        }
+        notifyLost(reported);
+    }
+
+    /** A guarded write was refused: nothing more is tried. */
+    private void markLost(String reason) {
+        ClaimLoss reported;
+        synchronized (this) {
+            if (state == State.ENDED) {
+                return;
+            }
+            state = State.LOST;
+            cancelTimers();
+            reported = firstLoss(reason);
+        }
+        notifyLost(reported);
+    }
+
+    /** Caller holds this. The loss to report, or null if one was already reported. */
+    private ClaimLoss firstLoss(String reason) {
+        if (loss != null) {
+            return null;
+        }
+        loss = new ClaimLoss(id(), version, reason, Instant.now());
+        return loss;
+    }
+
+    /** Outside the monitor; completes on the claimer's worker pool, so callbacks never run under a caller's call. */
+    private void notifyLost(ClaimLoss reported) {
+        if (reported == null) {
+            return;
+        }
+        log.warn("task '{}' (claim version {}) lost: {}", id(), version, reported.reason());
+        claimer.runAsync(() -> lost.complete(reported));
+    }
+
+    /** Caller holds this. */
     private void cancelTimers() {
         if (deadlineCheck != null) {
             deadlineCheck.cancel(false);
+            deadlineCheck = null;
         }
         if (keepAlive != null) {
             keepAlive.cancel(false);
+            keepAlive = null;
         }
     }
 

@@ -67,11 +67,20 @@ abstract sealed class ClaimSql permits PostgresClaimSql, MariaDbClaimSql, Sqlite
      * Ends the claim, due after clamp((now - updatedAt) / 10, floor, timeout): stored as
      * lockedAt = now - timeout + delay, so the claim query's "lockedAt older than the timeout"
      * becomes true exactly at the due time. Parameters (timeout, timeout, floor, key, version).
+     * An updatedAt that was never set (0, the column's default, or NULL) counts as no time waited,
+     * so the delay is the floor, as on MongoDB where the field is missing: without the CASE, 0
+     * would count as 56 years waited and the task would wait the whole timeout, and NULL would
+     * make the new lockedAt NULL on the databases whose GREATEST returns NULL for it.
      */
     String relockSql() {
         return """
-                UPDATE {table} SET {lockedAt} = {now} - ? + LEAST(?, GREATEST(?, ({now} - {updatedAt}) / 10))
-                 WHERE {id} = ? AND {version} = ?""";
+                UPDATE {table} SET {lockedAt} = {now} - ? + LEAST(?, GREATEST(?, %s))
+                 WHERE {id} = ? AND {version} = ?""".formatted(waitedTenth("/"));
+    }
+
+    /** A tenth of the time waited since updatedAt, 0 if it was never set; {@code divide} is the integer division. */
+    static String waitedTenth(String divide) {
+        return "CASE WHEN {updatedAt} > 0 THEN ({now} - {updatedAt}) " + divide + " 10 ELSE 0 END";
     }
 
     /** Writes columns, keeps the claim. Parameters (set values…, key, version). */

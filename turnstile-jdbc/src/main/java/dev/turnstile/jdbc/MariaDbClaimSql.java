@@ -39,8 +39,8 @@ final class MariaDbClaimSql extends ClaimSql {
     @Override
     String relockSql() {
         return """
-                UPDATE {table} SET {lockedAt} = {now} - ? + LEAST(?, GREATEST(?, ({now} - {updatedAt}) DIV 10))
-                 WHERE {id} = ? AND {version} = ?""";
+                UPDATE {table} SET {lockedAt} = {now} - ? + LEAST(?, GREATEST(?, %s))
+                 WHERE {id} = ? AND {version} = ?""".formatted(waitedTenth("DIV"));
     }
 
     @Override

@@ -27,8 +27,8 @@ final class SqliteClaimSql extends ClaimSql {
     @Override
     String relockSql() {
         return """
-                UPDATE {table} SET {lockedAt} = {now} - ? + MIN(?, MAX(?, ({now} - {updatedAt}) / 10))
-                 WHERE {id} = ? AND {version} = ?""";
+                UPDATE {table} SET {lockedAt} = {now} - ? + MIN(?, MAX(?, %s))
+                 WHERE {id} = ? AND {version} = ?""".formatted(waitedTenth("/"));
     }
 
     @Override

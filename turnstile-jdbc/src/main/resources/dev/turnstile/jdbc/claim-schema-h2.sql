@@ -1,5 +1,6 @@
 -- A task table for Turnstile's work claiming, H2. Times are epoch milliseconds by the database
--- clock; locked_at = 0 means free. Insert tasks with updated_at = the insert time.
+-- clock; locked_at = 0 means free. Insert tasks with updated_at = the insert time
+-- (left at 0, a first relock waits the floor).
 CREATE TABLE IF NOT EXISTS {table} (
     {id} VARCHAR(64) NOT NULL PRIMARY KEY,
     {phase} VARCHAR(64) NOT NULL,{extraFilterColumns}

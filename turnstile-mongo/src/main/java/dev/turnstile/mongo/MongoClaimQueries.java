@@ -87,13 +87,14 @@ final class MongoClaimQueries {
      * The relock's due time, stored as {@code locked_at = now - timeout + delay} so the claim filter
      * finds the task due exactly at {@code now + delay}; {@code delay} is a tenth of the time waited
      * since {@code updated_at}, at least {@code floor} and at most {@code timeout}. {@code now} and
-     * {@code updated_at} are both the server's time stamps, read back from the first step (a missing
-     * {@code updated_at} counts as no wait: the floor).
+     * {@code updated_at} are both the server's time stamps, read back from the first step. An
+     * {@code updated_at} that was never set (missing, null, not a date, or at or before the epoch)
+     * counts as no wait, so the delay is the floor, as on the SQL stores, whose column defaults to 0.
      */
     static Date relockedAt(Document stamped, ClaimTable t, Duration floor, Duration lockTimeout) {
         long now = stamped.getDate(t.lockedAtColumn()).getTime();
         Object updated = stamped.get(t.updatedAtColumn());
-        long waited = updated instanceof Date u ? Math.max(0, now - u.getTime()) : 0;
+        long waited = updated instanceof Date u && u.getTime() > 0 ? Math.max(0, now - u.getTime()) : 0;
         long delay = Math.min(lockTimeout.toMillis(), Math.max(floor.toMillis(), waited / 10));
         return new Date(now - lockTimeout.toMillis() + delay);
     }

@@ -6,7 +6,10 @@ import com.mongodb.client.MongoCollection;
 import dev.turnstile.claim.ClaimStore;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.testkit.ClaimStoreContract;
+import dev.turnstile.testkit.PartitionProxy;
+import java.net.URI;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
@@ -39,6 +42,24 @@ class MongoClaimContractTest extends ClaimStoreContract {
         MongoClient client = MongoClients.create(MongoTestServer.url());
         clients.add(client);
         return MongoClaimStore.builder(client, MongoTestServer.DATABASE, table).createIndexIfMissing(true).build();
+    }
+
+    /** A client whose every connection to the test server passes through a {@link PartitionProxy}. */
+    @Override
+    protected Partitionable partitionableStore(ClaimTable table) {
+        URI server = URI.create(MongoTestServer.url());
+        PartitionProxy proxy = new PartitionProxy(server.getHost(), server.getPort());
+        MongoClient client = MongoClients.create("mongodb://127.0.0.1:" + proxy.port() + "/" + MongoTestServer.DATABASE);
+        clients.add(client);
+        return new Partitionable(MongoClaimStore.builder(client, MongoTestServer.DATABASE, table).createIndexIfMissing(true).build(),
+                proxy);
+    }
+
+    /** A document with no updated_at field at all. */
+    @Override
+    protected void insertTaskWithoutUpdatedAt(ClaimTable table, String phase, String id) {
+        collection(table).insertOne(new Document("id", id).append("phase", phase).append("locked_at", new Date(0))
+                .append("claim_version", 0L));
     }
 
     @Override

@@ -4,6 +4,7 @@ import static dev.turnstile.testkit.TestTiming.ms;
 import static dev.turnstile.testkit.TestTiming.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
 import dev.turnstile.claim.Claim;
@@ -21,16 +22,22 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +50,8 @@ import org.junit.jupiter.api.Test;
 public abstract class ClaimStoreContract {
     private final List<AutoCloseable> opened = new ArrayList<>();
     private final List<ClaimTable> tables = new ArrayList<>();
+    private final List<PartitionProxy> proxies = new ArrayList<>();
+    private final List<Runnable> releases = new ArrayList<>();
 
     /**
      * Returns a new, independent store client over {@code table}, creating the table (and its
@@ -89,6 +98,40 @@ public abstract class ClaimStoreContract {
     protected void dropTable(ClaimTable table) {}
 
     /**
+     * Inserts a free task the way an application that leaves {@code updatedAt} out would. The
+     * default inserts {@code updatedAt} 0, the epoch (what the shipped SQL DDL's {@code DEFAULT 0}
+     * gives); a store where a left-out value is something else overrides it (MongoDB: no field).
+     *
+     * @param table the task table
+     * @param phase its phase
+     * @param id its key
+     */
+    protected void insertTaskWithoutUpdatedAt(ClaimTable table, String phase, String id) {
+        insertTasks(table, phase, 0L, List.of(id));
+    }
+
+    /**
+     * A store client whose connection to its server passes through a {@link PartitionProxy}.
+     *
+     * @param store the store client, over the proxy; the suite closes it after the test
+     * @param proxy the proxy in front of the store's server; the suite releases and closes it
+     */
+    public record Partitionable(ClaimStore store, PartitionProxy proxy) {}
+
+    /**
+     * Returns a new store client over {@code table} whose connection to its server passes through
+     * a new {@link PartitionProxy}, for the partition tests on the network; or null if the store has
+     * no network connection to hold (an embedded database), and those tests are skipped (the
+     * in-process variants still run). The default returns null.
+     *
+     * @param table the task table
+     * @return the store and its proxy, or null
+     */
+    protected Partitionable partitionableStore(ClaimTable table) {
+        return null;
+    }
+
+    /**
      * Returns a fresh table description with a random name.
      *
      * @return the table
@@ -116,12 +159,28 @@ public abstract class ClaimStoreContract {
         return c;
     }
 
+    /** Opens a claimer over a store the test made, both closed after the test. */
+    private TaskClaimer claimer(ClaimStore store, Duration timeout, java.util.function.UnaryOperator<TaskClaimer.Builder> configure) {
+        opened.add(store);
+        TaskClaimer.Builder b = TaskClaimer.builder(store).lockTimeout(timeout);
+        TaskClaimer c = (configure == null ? b : configure.apply(b)).build();
+        opened.add(0, c);
+        return c;
+    }
+
     @AfterEach
     void closeAll() throws Exception {
+        for (PartitionProxy p : proxies) {
+            p.release(); // held calls finish before their stores close
+        }
+        releases.forEach(Runnable::run);
+        releases.clear();
         for (AutoCloseable c : opened) {
             c.close();
         }
         opened.clear();
+        proxies.forEach(PartitionProxy::close);
+        proxies.clear();
         for (ClaimTable t : tables) {
             dropTable(t);
         }
@@ -377,5 +436,185 @@ public abstract class ClaimStoreContract {
             assertThat(phaseOf(t, id)).as("phase of %s", id).isEqualTo("Deleted");
             assertThat(steps.get(id)).as("steps of %s", id).hasValue(phases.size() - 1);
         }
+    }
+
+    @Test
+    @DisplayName("relock of a task inserted without updatedAt, or with it at the epoch, waits the floor: nothing was waited yet")
+    void relockWithoutUpdatedAt() {
+        ClaimTable t = freshTable();
+        Duration timeout = Duration.ofMinutes(1);
+        Duration floor = Duration.ofSeconds(2);
+        TaskClaimer c = claimer(t, timeout, b -> b.relockFloor(floor));
+        insertTaskWithoutUpdatedAt(t, "Waiting", "missing");
+        insertTasks(t, "Waiting", 0L, List.of("epoch"));
+        List<Claim> claims = c.claim(ClaimFilter.where("phase", "Waiting"), 2);
+        assertThat(claims).hasSize(2);
+        for (Claim claim : claims) {
+            long before = System.currentTimeMillis();
+            assertThat(claim.relock()).isEqualTo(ClaimOutcome.APPLIED);
+            long after = System.currentTimeMillis();
+            long due = lockedAtOf(t, claim.id()) + timeout.toMillis();
+            assertThat(due).as("due time of %s (floor %s ms, lock timeout %s ms)", claim.id(), floor.toMillis(), timeout.toMillis())
+                    .isBetween(before + floor.toMillis() - 1000, after + floor.toMillis() + 1000);
+        }
+    }
+
+    // ---- a store call that hangs: a partition that holds the bytes with the sockets open -------
+
+    /** A's store, how the test holds its calls, and how it lets them go on. */
+    private record Partition(HoldingClaimStore store, Runnable hold, Runnable release) {}
+
+    /** The calls wait in this process, at a gate in front of the real store. */
+    private Partition inProcess(ClaimTable t) {
+        HoldingClaimStore store = new HoldingClaimStore(newStore(t));
+        releases.add(store::release);
+        return new Partition(store, store::hold, store::release);
+    }
+
+    /** The calls' bytes are held on the network, by the subclass's proxy; skipped if it has none. */
+    private Partition onTheNetwork(ClaimTable t) {
+        Partitionable p = partitionableStore(t);
+        Assumptions.assumeTrue(p != null, "the store has no network connection to hold");
+        proxies.add(p.proxy());
+        HoldingClaimStore store = new HoldingClaimStore(p.store()); // its gate stays open: it counts heartbeats in flight
+        return new Partition(store, p.proxy()::hold, p.proxy()::release);
+    }
+
+    @Test
+    @DisplayName("a keep-alive hanging in this process: lost() completes before another worker can claim the task; isHeld() and lost() answer at once")
+    void lossBeforeTakeoverWhileHeartbeatHangsInProcess() throws Exception {
+        ClaimTable t = freshTable();
+        lossBeforeTakeover(t, inProcess(t));
+    }
+
+    @Test
+    @DisplayName("a keep-alive hanging on a partitioned network (bytes held, sockets open): lost() completes before another worker can claim the task")
+    void lossBeforeTakeoverWhileHeartbeatHangsOnTheNetwork() throws Exception {
+        ClaimTable t = freshTable();
+        lossBeforeTakeover(t, onTheNetwork(t));
+    }
+
+    @Test
+    @DisplayName("a keep-alive hanging in this process and confirmed after the loss does not revive the claim")
+    void lateHeartbeatDoesNotReviveInProcess() throws Exception {
+        ClaimTable t = freshTable();
+        noRevival(t, inProcess(t));
+    }
+
+    @Test
+    @DisplayName("a keep-alive held on a partitioned network and confirmed after the loss does not revive the claim")
+    void lateHeartbeatDoesNotReviveOnTheNetwork() throws Exception {
+        ClaimTable t = freshTable();
+        noRevival(t, onTheNetwork(t));
+    }
+
+    private static final Duration PARTITION_TIMEOUT = ms(1500);
+    private static final Duration PARTITION_KEEP_ALIVE = ms(300);
+
+    /**
+     * Worker A keeps a claim alive; its store calls are held (a heartbeat hangs); worker B polls
+     * for the task. A must be told before B's claim of the task can succeed, and asking A whether
+     * it holds the task must not wait for the hanging heartbeat.
+     */
+    private void lossBeforeTakeover(ClaimTable t, Partition partition) throws Exception {
+        TaskClaimer a = claimer(partition.store(), PARTITION_TIMEOUT, b -> b.keepAlive(PARTITION_KEEP_ALIVE));
+        TaskClaimer b = claimer(t, PARTITION_TIMEOUT, null);
+        insertTasks(t, "Held", System.currentTimeMillis(), List.of("g"));
+        Claim claim = a.claimNext(ClaimFilter.where("phase", "Held")).orElseThrow();
+        AtomicLong lostAt = new AtomicLong();
+        AtomicReference<ClaimLoss> loss = new AtomicReference<>();
+        claim.lost().thenAccept(l -> {
+            loss.set(l);
+            lostAt.set(System.nanoTime());
+        });
+        sleep(700); // keep-alives go through
+        assertThat(claim.isHeld()).isTrue();
+        ExecutorService probe = Executors.newSingleThreadExecutor();
+        Claim taken = null;
+        partition.hold().run();
+        long heldAt = System.nanoTime();
+        try {
+            await().atMost(PARTITION_KEEP_ALIVE.multipliedBy(4)).until(() -> partition.store().heartbeatsInFlight() > 0);
+            Future<Long> took = probe.submit(() -> {
+                long s = System.nanoTime();
+                claim.isHeld();
+                claim.lost();
+                claim.isHeld();
+                return System.nanoTime() - s;
+            });
+            try {
+                assertThat(took.get(PARTITION_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS) / 1_000_000)
+                        .as("ms that isHeld() and lost() took while a heartbeat hung").isLessThan(ms(200).toMillis());
+            } catch (TimeoutException e) {
+                fail("isHeld() or lost() waited for the hanging heartbeat (no answer after "
+                        + PARTITION_TIMEOUT.toMillis() * 2 + " ms)");
+            }
+            long takenStart = 0;
+            while (taken == null && System.nanoTime() - heldAt < PARTITION_TIMEOUT.toNanos() * 3) {
+                long s = System.nanoTime();
+                Optional<Claim> c = b.claimNext(ClaimFilter.where("phase", "Held"));
+                if (c.isPresent()) {
+                    taken = c.get();
+                    takenStart = s;
+                } else {
+                    LockSupport.parkNanos(5_000_000L);
+                }
+            }
+            assertThat(taken).as("another worker's claim once A's lock timeout passed").isNotNull();
+            await().atMost(ms(2000)).until(() -> lostAt.get() != 0);
+            assertThat((takenStart - lostAt.get()) / 1_000_000.0)
+                    .as("ms from A's lost() completing to the start of B's successful claim").isPositive();
+            assertThat(loss.get().reason()).contains("lock timeout passed");
+            assertThat(claim.isHeld()).isFalse();
+            assertThat(partition.store().heartbeatsInFlight()).as("A's heartbeat still hangs").isPositive();
+        } finally {
+            partition.release().run();
+            probe.shutdownNow();
+        }
+        // The held heartbeat reaches the store now and is refused: B's claim raised the version.
+        await().atMost(ms(20_000)).until(() -> partition.store().heartbeatsInFlight() == 0);
+        assertThat(claim.isHeld()).isFalse();
+        assertThat(claim.heartbeat()).isEqualTo(ClaimOutcome.LOST);
+        assertThat(taken.moveTo("Done")).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(phaseOf(t, "g")).isEqualTo("Done");
+    }
+
+    /**
+     * Worker A's heartbeat is held past A's deadline while no one else claims the task, then goes
+     * through and is applied by the store: A was told of the loss, so the claim must stay lost.
+     */
+    private void noRevival(ClaimTable t, Partition partition) throws Exception {
+        TaskClaimer a = claimer(partition.store(), PARTITION_TIMEOUT, b -> b.keepAlive(PARTITION_KEEP_ALIVE));
+        insertTasks(t, "Held", System.currentTimeMillis(), List.of("g"));
+        Claim claim = a.claimNext(ClaimFilter.where("phase", "Held")).orElseThrow();
+        CompletableFuture<ClaimLoss> lost = claim.lost().toCompletableFuture();
+        sleep(700);
+        partition.hold().run();
+        long heldAt = System.nanoTime();
+        try {
+            await().atMost(PARTITION_KEEP_ALIVE.multipliedBy(4)).until(() -> partition.store().heartbeatsInFlight() > 0);
+            try {
+                lost.get(PARTITION_TIMEOUT.toMillis() + ms(1000).toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                fail("lost() did not complete at the deadline while a heartbeat hung");
+            }
+            // The last confirmed heartbeat was sent before the hold: the deadline is within one timeout of it.
+            assertThat((System.nanoTime() - heldAt) / 1_000_000).as("ms from the hold to the loss")
+                    .isLessThan(PARTITION_TIMEOUT.toMillis());
+            assertThat(claim.isHeld()).isFalse();
+        } finally {
+            partition.release().run();
+        }
+        long releasedAt = System.currentTimeMillis();
+        await().atMost(ms(20_000)).until(() -> partition.store().heartbeatsInFlight() == 0);
+        assertThat(lockedAtOf(t, "g")).as("the held heartbeat was applied by the store after the loss")
+                .isGreaterThanOrEqualTo(releasedAt - 100);
+        assertThat(claim.isHeld()).as("a heartbeat confirmed after the loss revived the claim").isFalse();
+        long lockedAt = lockedAtOf(t, "g");
+        Thread.sleep(PARTITION_KEEP_ALIVE.toMillis() * 3);
+        assertThat(claim.isHeld()).isFalse();
+        assertThat(lockedAtOf(t, "g")).as("no keep-alive after the loss").isEqualTo(lockedAt);
+        assertThat(claim.heartbeat()).as("a heartbeat after the loss").isEqualTo(ClaimOutcome.LOST);
+        assertThat(lockedAtOf(t, "g")).as("nothing written by a heartbeat after the loss").isEqualTo(lockedAt);
     }
 }
