@@ -472,6 +472,23 @@ class HostileInputTest {
         }
     }
 
+    // ---- output that cannot be written ---------------------------------------------------------
+
+    /** Output to /dev/full (every write fails with ENOSPC): 74 with a message, not 0. */
+    @org.junit.jupiter.api.Test
+    void printingCommandsFailWhenTheOutputCannotBeWritten() throws Exception {
+        assertThat(cli.run("run", "--lock", LOCK, "--", "true").code()).isZero();
+        for (String[] args : List.of(new String[] {"locks"}, new String[] {"locks", "--json"}, new String[] {"schema"})) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            int code;
+            try (java.io.PrintWriter full = new java.io.PrintWriter(new java.io.FileOutputStream("/dev/full"))) {
+                code = TurnstileCommand.execute(cli.env(), full, new java.io.PrintWriter(err), args);
+            }
+            assertThat(code).as(String.join(" ", args) + ": " + err).isEqualTo(74);
+            assertThat(err.toString()).contains("to standard output failed");
+        }
+    }
+
     // ---- output: names from other writers, cron ---------------------------------------------
 
     static final List<String> ODD_NAMES = List.of("quote\"d", "back\\slash", "new\nline", "esc\u001b[31mred",
