@@ -14,6 +14,8 @@ final class ExitCodes {
     static final int LEASE_LOST = 70;
     /** EX_OSERR: the guard that stops the command if turnstile dies could not start; nothing ran. */
     static final int GUARD_UNAVAILABLE = 71;
+    /** EX_IOERR: {@code locks} or {@code schema} could not write their output (closed, or a full disk). */
+    static final int OUTPUT_FAILED = 74;
     /** EX_TEMPFAIL: the lock was busy (default of {@code --busy-exit}). */
     static final int BUSY = 75;
 

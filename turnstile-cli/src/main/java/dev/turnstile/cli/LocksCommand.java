@@ -51,7 +51,7 @@ final class LocksCommand implements Callable<Integer> {
             }
         }
         out.flush();
-        return ExitCodes.OK;
+        return top.outputWritten(spec.commandLine(), "the locks");
     }
 
     /**

@@ -29,6 +29,10 @@ final class SchemaCommand implements Callable<Integer> {
         String ddl = factory.schema(url);
         spec.commandLine().getOut().print(ddl.isEmpty() ? "-- this store needs no schema\n" : ddl);
         spec.commandLine().getOut().flush();
+        int written = top.outputWritten(spec.commandLine(), "the schema");
+        if (written != ExitCodes.OK && !apply) {
+            return written;
+        }
         if (apply) {
             if (store.isEmbedded(top)) {
                 store.open(top).close();
@@ -37,6 +41,6 @@ final class SchemaCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("turnstile: schema applied");
             spec.commandLine().getErr().flush();
         }
-        return ExitCodes.OK;
+        return written;
     }
 }

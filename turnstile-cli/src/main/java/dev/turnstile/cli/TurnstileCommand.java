@@ -4,8 +4,10 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.StoreUrls;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import picocli.CommandLine;
@@ -22,6 +24,7 @@ import picocli.CommandLine.Command;
                 "  69   store unavailable: unreachable, wrong credentials, or lock table missing",
                 "  70   the lease was lost while the command ran; the command was stopped",
                 "  71   the guard that stops the command if turnstile dies could not start (needs perl)",
+                "  74   locks, schema: the output could not be written (stdout closed, or a full disk)",
                 "  75   the lock was busy (run; change with --busy-exit)",
                 "  126  the command cannot be executed; 127 the command was not found"})
 public final class TurnstileCommand implements java.util.concurrent.Callable<Integer> {
@@ -31,6 +34,8 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
     private final Map<String, String> env;
     private final boolean forwardSignals;
     private final SecretFilter secrets = new SecretFilter();
+    /** Whether the caller closed stdout (bin/turnstile reopened it on /dev/null and says so). */
+    boolean stdoutClosed;
 
     TurnstileCommand(Map<String, String> env, boolean forwardSignals) {
         this.env = env;
@@ -43,13 +48,81 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      * @param args the command line
      */
     public static void main(String[] args) {
+        List<String> hijacked = hijackedStandardDescriptors(Path.of("/proc/self"), System.getProperty("java.home"));
+        if (!hijacked.isEmpty()) {
+            // Nothing may be written to a descriptor that holds one of the JVM's files; stderr only if it is not one.
+            if (hijacked.stream().noneMatch(h -> h.startsWith("standard error"))) {
+                System.err.println("turnstile: " + String.join("; ", hijacked) + ". A descriptor closed when turnstile "
+                        + "started (<&-, >&-, 2>&-) is taken by the next file the JVM opens, and the command would inherit "
+                        + "it: start turnstile with 0, 1 and 2 open (</dev/null, >/dev/null, 2>/dev/null), or through "
+                        + "bin/turnstile, which reopens closed ones on /dev/null");
+            }
+            System.exit(ExitCodes.USAGE);
+        }
         configureLogging(args);
         TurnstileCommand top = new TurnstileCommand(System.getenv(), true);
+        top.stdoutClosed = System.getProperty("turnstile.closedDescriptors", "").contains("1");
         // Drivers log through SLF4J and java.util.logging to System.err, sometimes with the URL.
         System.setErr(top.secrets.stream(System.err, java.nio.charset.Charset.defaultCharset()));
         CommandLine cl = commandLine(top, args);
         cl.setErr(new PrintWriter(top.secrets.writer(new PrintWriter(System.err, true)), true));
+        // Straight to descriptor 1, not through System.out: System.out swallows write errors where
+        // the PrintWriter picocli would wrap around it cannot see them, so checkError() would miss
+        // a failed write (>/dev/full, a full disk). Here the PrintWriter records them itself.
+        cl.setOut(new PrintWriter(new java.io.BufferedWriter(new java.io.OutputStreamWriter(
+                new java.io.FileOutputStream(java.io.FileDescriptor.out), java.nio.charset.Charset.defaultCharset())), true));
         System.exit(cl.execute(args));
+    }
+
+    private static final String[] STANDARD = {"standard input", "standard output", "standard error"};
+
+    /**
+     * The standard descriptors that were closed when the JVM started and now hold one of the JVM's
+     * own files, found through {@code proc} ({@code /proc/self}; none where it does not exist). The
+     * JVM opens its files on the lowest free descriptors, so a closed 0, 1 or 2 comes to hold
+     * {@code lib/modules}, a class-data archive or a jar, which a child started with inherited
+     * streams would read as its input or get as its output. Held to be the JVM's: a regular file
+     * under {@code javaHome}, a {@code .jar}, a {@code .jsa} or {@code .aot} archive; and, for 1
+     * and 2, any regular file opened read-only (no caller gives an output that cannot be written).
+     *
+     * @return one description per such descriptor, e.g. {@code "standard input (descriptor 0) holds
+     *     /usr/lib/jvm/…/lib/modules"}; empty when all three are fine
+     */
+    static List<String> hijackedStandardDescriptors(Path proc, String javaHome) {
+        List<String> out = new java.util.ArrayList<>(0);
+        for (int fd = 0; fd <= 2; fd++) {
+            String target;
+            try {
+                target = java.nio.file.Files.readSymbolicLink(proc.resolve("fd").resolve(Integer.toString(fd))).toString();
+            } catch (java.io.IOException | UnsupportedOperationException e) {
+                continue; // no /proc (or this descriptor is closed even now): nothing to judge by
+            }
+            // terminals, /dev/null, pipes ("pipe:[…]") and sockets are what callers give
+            if (!target.startsWith("/") || target.startsWith("/dev/")) {
+                continue;
+            }
+            boolean jvms = (javaHome != null && target.startsWith(javaHome.endsWith("/") ? javaHome : javaHome + "/"))
+                    || target.endsWith(".jar") || target.endsWith(".jsa") || target.endsWith(".aot")
+                    || (fd > 0 && readOnly(proc, fd) && java.nio.file.Files.isRegularFile(Path.of(target)));
+            if (jvms) {
+                out.add(STANDARD[fd] + " (descriptor " + fd + ") was closed and now holds the JVM's " + target);
+            }
+        }
+        return out;
+    }
+
+    /** {@code fdinfo}'s flags, in octal: the low two bits are the access mode, 0 for read-only. */
+    private static boolean readOnly(Path proc, int fd) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(proc.resolve("fdinfo").resolve(Integer.toString(fd)))) {
+                if (line.startsWith("flags:")) {
+                    return (Integer.parseInt(line.substring(6).trim(), 8) & 3) == 0;
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            // cannot tell: judge by the path alone
+        }
+        return false;
     }
 
     /**
@@ -180,6 +253,29 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         if (!verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.Turnstile", "off");
         }
+    }
+
+    /**
+     * Ends a command whose purpose is its output: 74 with a message when that output went nowhere —
+     * stdout closed by the caller (bin/turnstile put /dev/null there), or a write that failed
+     * ({@code >/dev/full}, a closed pipe, a full disk). A {@link PrintWriter} swallows write errors;
+     * {@link PrintWriter#checkError()} flushes and reports them.
+     *
+     * @param what what was printed, for the message: "the locks", "the schema"
+     * @return {@link ExitCodes#OK} or {@link ExitCodes#OUTPUT_FAILED}
+     */
+    int outputWritten(CommandLine cl, String what) {
+        if (stdoutClosed) {
+            cl.getErr().println("turnstile: standard output is closed, so " + what + " went nowhere: give it somewhere "
+                    + "to go (>/dev/null to discard it on purpose)");
+        } else if (cl.getOut().checkError()) {
+            cl.getErr().println("turnstile: writing " + what + " to standard output failed (a full disk, a closed pipe or "
+                    + "/dev/full): nothing or only part of it was written");
+        } else {
+            return ExitCodes.OK;
+        }
+        cl.getErr().flush();
+        return ExitCodes.OUTPUT_FAILED;
     }
 
     /** Prints the version from the jar's manifest. */

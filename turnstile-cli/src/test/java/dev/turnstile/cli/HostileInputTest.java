@@ -421,6 +421,81 @@ class HostileInputTest {
         assertThat(cli.run("run", "--lock", LOCK, "--", "true").code()).as("free again").isZero();
     }
 
+    // ---- a full disk under the SQLite file ----------------------------------------------------
+
+    /**
+     * The store on a 256 KiB tmpfs, the disk then filled: each run is refused as unavailable (69,
+     * "disk … is full") and its command does not run. Before: every run got fence 1 and ran, as
+     * SQLite's failed commit (SQLITE_FULL) was lost. Needs root to mount; skipped where mounting
+     * is not permitted, except under CI=true.
+     */
+    @org.junit.jupiter.api.Test
+    void aFullDiskRunsNothingAndSaysTheDiskIsFull() throws Exception {
+        Path disk = Files.createDirectories(dir.resolve("small"));
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk.toString())
+                .redirectErrorStream(true).start();
+        String why = new String(mount.getInputStream().readAllBytes());
+        if (mount.waitFor() != 0) {
+            if ("true".equals(System.getenv("CI"))) {
+                throw new IllegalStateException("CI runs as root and must be able to mount a tmpfs: " + why);
+            }
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, "cannot mount a tmpfs here: " + why);
+        }
+        try {
+            String store = "jdbc:sqlite:" + disk.resolve("locks.db");
+            Path ran = dir.resolve("ran");
+            assertThat(cli.run("run", "--store", store, "--lock", LOCK, "--", "true").code()).isZero();
+            Path filler = disk.resolve("filler");
+            // another process has the file open (as a running holder of another lock does), so its
+            // -wal and -shm files exist: each run connects, and its acquire's commit finds the disk full
+            try (java.sql.Connection holder = java.sql.DriverManager.getConnection(store)) {
+                holder.createStatement().executeQuery("SELECT count(*) FROM turnstile_locks").close();
+                try (java.io.OutputStream out = Files.newOutputStream(filler)) {
+                    while (true) {
+                        out.write(new byte[512]);
+                        out.flush();
+                    }
+                } catch (IOException full) {
+                    assertThat(full.getMessage()).contains("No space left");
+                }
+                for (int i = 0; i < 2; i++) {
+                    Cli.Result r = cli.run("run", "--store", store, "--lock", LOCK, "--", "sh", "-c",
+                            "echo $TURNSTILE_FENCE >> " + ran);
+                    assertThat(r.code()).as(r.all()).isEqualTo(69);
+                    assertThat(r.err()).contains("disk that holds the database is full");
+                }
+            }
+            // nobody has it open: the first connection cannot even create its -shm file
+            Cli.Result r = cli.run("run", "--store", store, "--lock", LOCK, "--", "sh", "-c", "echo $TURNSTILE_FENCE >> " + ran);
+            assertThat(r.code()).as(r.all()).isEqualTo(69);
+            assertThat(r.err()).contains("disk that holds the database is full");
+            assertThat(ran).doesNotExist();
+            Files.delete(filler);
+            Cli.Result after = cli.run("run", "--store", store, "--lock", LOCK, "--", "sh", "-c", "echo $TURNSTILE_FENCE >> " + ran);
+            assertThat(after.code()).as(after.all()).isZero();
+            assertThat(Files.readString(ran).strip()).as("the refused runs took no fence").isEqualTo("2");
+        } finally {
+            new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor();
+        }
+    }
+
+    // ---- output that cannot be written ---------------------------------------------------------
+
+    /** Output to /dev/full (every write fails with ENOSPC): 74 with a message, not 0. */
+    @org.junit.jupiter.api.Test
+    void printingCommandsFailWhenTheOutputCannotBeWritten() throws Exception {
+        assertThat(cli.run("run", "--lock", LOCK, "--", "true").code()).isZero();
+        for (String[] args : List.of(new String[] {"locks"}, new String[] {"locks", "--json"}, new String[] {"schema"})) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            int code;
+            try (java.io.PrintWriter full = new java.io.PrintWriter(new java.io.FileOutputStream("/dev/full"))) {
+                code = TurnstileCommand.execute(cli.env(), full, new java.io.PrintWriter(err), args);
+            }
+            assertThat(code).as(String.join(" ", args) + ": " + err).isEqualTo(74);
+            assertThat(err.toString()).contains("to standard output failed");
+        }
+    }
+
     // ---- output: names from other writers, cron ---------------------------------------------
 
     static final List<String> ODD_NAMES = List.of("quote\"d", "back\\slash", "new\nline", "esc\u001b[31mred",

@@ -20,6 +20,8 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The hostile cases that need a real process: bin/turnstile started by a shell with a controlled
@@ -142,5 +144,75 @@ class HostileProcessTest {
         Result own = sh(List.of(), "run --lock other -- sh -c 'exit 7'");
         assertThat(own.code()).isEqualTo(7);
         assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+    /**
+     * A caller that closes 0, 1 or 2 ({@code <&-}, {@code >&-}, {@code 2>&-}, as some cron set-ups
+     * and daemons do): the command sees /dev/null there. Before: its stdin was the JDK's lib/modules
+     * (which a shell command would execute line by line), its stdout that file opened read-only,
+     * its stderr the bin/turnstile script.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<&-", ">&-", "2>&-", "<&- 2>&-", "<&- >&- 2>&-"})
+    void closedStandardDescriptorsReachTheCommandAsDevNull(String redirect) throws Exception {
+        Path seen = dir.resolve("seen");
+        Result r = sh(List.of(), "run --lock hostile-fd -- sh -c 'readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2 | cat > "
+                + seen + "' " + redirect); // a pipe: dash applies a simple command's redirection in the shell itself
+        assertThat(r.code()).as(r.stderr()).isZero();
+        List<String> fds = Files.readAllLines(seen);
+        assertThat(fds).hasSize(3);
+        for (int fd = 0; fd <= 2; fd++) {
+            boolean closed = switch (fd) {
+                case 0 -> redirect.contains("<&-");
+                case 1 -> redirect.matches("(.* )?>&-.*");
+                default -> redirect.contains("2>&-");
+            };
+            if (closed) {
+                assertThat(fds.get(fd)).as("descriptor " + fd + " with " + redirect).isEqualTo("/dev/null");
+            } else {
+                assertThat(fds.get(fd)).as("descriptor " + fd + " with " + redirect).startsWith("pipe:");
+            }
+        }
+    }
+
+    /**
+     * The jar started directly ({@code java -jar}, no bin/turnstile) with 0, 1 or 2 closed: the JVM
+     * has put its own file there before main runs, and Java cannot reopen a descriptor, so turnstile
+     * refuses (64, saying why, unless stderr is the closed one) and runs nothing.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<&-", ">&-", "2>&-"})
+    void theJarStartedWithAClosedDescriptorRunsNothing(String redirect) throws Exception {
+        Path ran = dir.resolve("ran");
+        Path jar = script.getParent().resolveSibling("turnstile-cli").resolve("target").resolve("turnstile-all.jar");
+        Process p = new ProcessBuilder("env", "-i", "HOME=" + state, "XDG_STATE_HOME=" + state, "bash", "-c",
+                "exec \"$0\" -jar \"$1\" run --lock hostile-fd -- touch \"$2\" " + redirect,
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), jar.toString(), ran.toString()).start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(err).isEqualTo(64);
+        assertThat(ran).doesNotExist();
+        if (!redirect.startsWith("2")) {
+            assertThat(err).contains("was closed and now holds the JVM's").contains("bin/turnstile");
+        }
+        Process fine = new ProcessBuilder("env", "-i", "HOME=" + state, "XDG_STATE_HOME=" + state, "bash", "-c",
+                "exec \"$0\" -jar \"$1\" run --lock hostile-fd -- touch \"$2\" </dev/null",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), jar.toString(), ran.toString()).start();
+        assertThat(fine.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(fine.exitValue()).as(new String(fine.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+        assertThat(ran).exists();
+    }
+    /**
+     * {@code locks}, {@code locks --json} and {@code schema} exist to print: with stdout closed or
+     * unwritable they exit 74 saying so. Before: 0, the output lost.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {">&-", ">/dev/full"})
+    void printingCommandsFailWhenTheirOutputGoesNowhere(String redirect) throws Exception {
+        for (String command : List.of("locks", "locks --json", "schema")) {
+            Result r = sh(List.of(), command + " " + redirect);
+            assertThat(r.code()).as(command + " " + redirect + ": " + r.stderr()).isEqualTo(74);
+            assertThat(r.stderr()).contains("standard output");
+        }
+        assertThat(sh(List.of(), "locks >/dev/null").code()).as("discarded on purpose").isZero();
     }
 }

@@ -21,6 +21,9 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     private static final Pattern IDENTIFIER =
             Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}");
     static final String DEFAULT_TABLE = "turnstile_locks";
+    /** What a store says when {@link #isDiskFull} holds. */
+    static final String DISK_FULL = "the disk that holds the database is full (or over quota), so nothing was written "
+            + "(no lock was taken, extended or released): free space on it";
 
     /** The current time in epoch milliseconds, by the database's clock, as an SQL expression. */
     abstract String now();
@@ -56,12 +59,23 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return template.formatted(table, now());
     }
 
-    /** Runs the acquire statement; the default reads the grant from a RETURNING-style result set. */
+    /**
+     * Runs the acquire statement; the default reads the grant from a RETURNING-style result set.
+     * The result set is read to its end before the grant is returned: in autocommit, SQLite hands
+     * out the RETURNING row before it commits, and commits only when the statement is stepped to
+     * its end. A commit that fails there (SQLITE_FULL on a full disk) is then thrown here; closing
+     * a statement that was not run to its end would drop that error and return a grant that no row
+     * records.
+     */
     Optional<Grant> acquire(Connection c, Statements sql, AcquireRequest r) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.acquire())) {
             bindAcquire(ps, r);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(grant(rs)) : Optional.empty();
+                Optional<Grant> grant = rs.next() ? Optional.of(grant(rs)) : Optional.empty();
+                while (rs.next()) {
+                    // one row at most; this step runs the statement to its end, and its commit
+                }
+                return grant;
             }
         }
     }
@@ -93,6 +107,19 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     boolean isTransientConflict(SQLException e) {
         for (SQLException x : chain(e)) {
             if ("40001".equals(x.getSQLState()) || "40P01".equals(x.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The database could not write because its disk (or its table space) is full. PostgreSQL
+     * reports SQLState 53100; other drivers pass on the operating system's "No space left on device".
+     */
+    boolean isDiskFull(SQLException e) {
+        for (SQLException x : chain(e)) {
+            if ("53100".equals(x.getSQLState()) || (x.getMessage() != null && x.getMessage().contains("No space left on device"))) {
                 return true;
             }
         }

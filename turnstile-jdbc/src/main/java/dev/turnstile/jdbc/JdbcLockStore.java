@@ -320,6 +320,11 @@ public final class JdbcLockStore implements LockStore {
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
                     + "--apply to run it), or build the store with createTableIfMissing(true)", e);
         }
+        if (dialect != null && dialect.isDiskFull(e)) {
+            return new StoreUnavailableException("cannot " + what + " on " + description + ": " + Dialect.DISK_FULL
+                    + ". Cause: " + (scrub != null ? scrub.apply(e.getMessage()) : e.getMessage()),
+                    scrub != null ? new JdbcLockStoreFactory.ScrubbedException(e, scrub) : e);
+        }
         if (isSqliteBusy(e)) {
             return new StoreUnavailableException("cannot " + what + " on " + description + ": the database file is locked by "
                     + "another process's transaction for longer than the busy timeout (turnstile run: --wait, at least 1s)"

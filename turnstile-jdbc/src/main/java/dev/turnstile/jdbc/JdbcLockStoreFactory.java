@@ -146,6 +146,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new StoreUnavailableException("cannot connect to " + StoreUrls.redact(p.jdbcUrl) + ": "
+                    + (diskFull(p.dialect, e) ? Dialect.DISK_FULL + ". Cause: " : "")
                     + StoreUrls.scrub(cause.getMessage(), url), new ScrubbedException(e, text -> StoreUrls.scrub(text, url)));
         }
         return JdbcLockStore.builder(pool)
@@ -156,6 +157,16 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
                 .scrubbing(text -> StoreUrls.scrub(text, url))
                 .owning(pool)
                 .build();
+    }
+
+    /** SQLite opening its -wal or -shm file on a full disk, for example. */
+    private static boolean diskFull(SqlDialect dialect, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException x && ((Dialect) dialect).isDiskFull(x)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void setUnlessInUrl(java.util.Properties driverProperties, String jdbcUrl, String property, String value) {

@@ -73,6 +73,13 @@ final class MariaDbDialect extends Dialect {
         return chain(e).stream().anyMatch(x -> x.getErrorCode() == 1205);
     }
 
+    /** 1021 ER_DISK_FULL, 1114 ER_RECORD_FILE_FULL ("The table is full"), or errno 28 in a file error. */
+    @Override
+    boolean isDiskFull(SQLException e) {
+        return super.isDiskFull(e) || chain(e).stream().anyMatch(x -> x.getErrorCode() == 1021 || x.getErrorCode() == 1114
+                || (x.getMessage() != null && x.getMessage().contains("Errcode: 28")));
+    }
+
     @Override
     boolean isLostInsertRace(SQLException e) {
         return false; // the upsert handles the duplicate key itself

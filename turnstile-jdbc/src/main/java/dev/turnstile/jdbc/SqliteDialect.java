@@ -49,6 +49,17 @@ final class SqliteDialect extends Dialect {
         return e.getMessage() != null && e.getMessage().contains("no such table");
     }
 
+    /**
+     * SQLITE_FULL: a write (in WAL mode, usually the commit's append to the -wal file) found the disk
+     * full. SQLITE_IOERR_SHMSIZE: the -shm file, which the first connection creates, could not be
+     * grown (SQLite writes to it to allocate its pages, which fails only when no space is left).
+     */
+    @Override
+    boolean isDiskFull(SQLException e) {
+        return super.isDiskFull(e) || chain(e).stream().anyMatch(x -> x.getMessage() != null
+                && (x.getMessage().contains("SQLITE_FULL") || x.getMessage().contains("SQLITE_IOERR_SHMSIZE")));
+    }
+
     @Override
     boolean isLostInsertRace(SQLException e) {
         return false; // SQLite serialises writers: the upsert cannot race itself.

@@ -159,4 +159,42 @@ class JdbcHostileTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plain SQL identifier");
         assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
     }
+    /**
+     * The store on a 256 KiB disk, the disk filled: SQLite runs the upsert and hands back its
+     * RETURNING row before the commit, which then fails with SQLITE_FULL. Before, that error was
+     * lost when the statement was closed, so two stores were both granted fence 1 of a lock that
+     * no row recorded. Now neither is granted, both are told the disk is full, and once space is
+     * freed the first grant is fence 1 (nothing was committed).
+     */
+    @Test
+    void aFullDiskGrantsNothingAndSaysSo() throws Exception {
+        try (SmallDisk disk = SmallDisk.mount(dir.resolve("small"), "256k")) {
+            String url = "jdbc:sqlite:" + disk.dir.resolve("locks.db");
+            try (LockStore a = factory.open(url); LockStore b = factory.open(url)) {
+                assertThat(a.heldLocks()).isEmpty();
+                assertThat(b.heldLocks()).isEmpty();
+                assertThat(a.tryAcquire(new dev.turnstile.spi.AcquireRequest("y", "o", "ty", java.time.Duration.ofMinutes(1))))
+                        .isPresent();
+                disk.fill();
+                // extend and release write too: each is an error, never "done" (nor "not held")
+                assertThatThrownBy(() -> a.extend("y", "ty", java.time.Duration.ofMinutes(5)))
+                        .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("disk that holds the database is full");
+                assertThatThrownBy(() -> a.release("y", "ty", java.time.Duration.ZERO))
+                        .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("disk that holds the database is full");
+                for (LockStore s : List.of(a, b)) {
+                    assertThatThrownBy(() -> s.tryAcquire(new dev.turnstile.spi.AcquireRequest("z", "o", "t-" + s.hashCode(),
+                            java.time.Duration.ofMinutes(1))))
+                            .isInstanceOf(StoreUnavailableException.class)
+                            .hasMessageContaining("disk that holds the database is full").hasMessageContaining("SQLITE_FULL");
+                }
+                disk.free();
+                assertThat(a.heldLocks()).extracting(dev.turnstile.LockInfo::name).containsExactly("y");
+                assertThat(a.release("y", "ty", java.time.Duration.ZERO)).isTrue();
+                assertThat(a.tryAcquire(new dev.turnstile.spi.AcquireRequest("z", "o", "ta", java.time.Duration.ofMinutes(1))))
+                        .hasValueSatisfying(g -> assertThat(g.fence()).isEqualTo(1));
+                assertThat(b.tryAcquire(new dev.turnstile.spi.AcquireRequest("z", "o", "tb", java.time.Duration.ofMinutes(1))))
+                        .isEmpty();
+            }
+        }
+    }
 }

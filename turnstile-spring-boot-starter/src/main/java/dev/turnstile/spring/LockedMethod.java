@@ -4,27 +4,44 @@ import dev.turnstile.Turnstile;
 import dev.turnstile.job.JobOptions;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.PropertyResolver;
+import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.ParserContext;
+import org.springframework.expression.common.CompositeStringExpression;
+import org.springframework.expression.common.LiteralExpression;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.ConstructorReference;
+import org.springframework.expression.spel.ast.TypeReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
 
 /**
  * One {@link TurnstileLock} method, resolved once: its name (or the SpEL template of it) and its
  * options. Every check that can be made without the arguments is made here, at start-up.
+ *
+ * <p>Only the annotation's own text is parsed as SpEL. Its {@code #{...}} parts are expressions;
+ * its {@code ${...}} placeholders are resolved at start-up and their values are data, never parsed:
+ * a property or environment variable holding {@code #{T(java.lang.Runtime)...}} becomes those
+ * characters of the name (configuration often comes from deployment tooling, and a name must not
+ * run code). The expressions are evaluated in a read-only context that knows the arguments, the
+ * bean as {@code #root}, instance methods and {@code @bean} references, and nothing else: no
+ * {@code T(...)} types, no constructors, no assignment.
  */
 final class LockedMethod {
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
@@ -36,15 +53,20 @@ final class LockedMethod {
     private final Method method;
     private final String where;
     private final String staticName;
-    private final Expression nameTemplate;
+    /** The text of the annotation as written, for messages. */
+    private final String template;
+    /** The name's parts in order: literal text (placeholders resolved) or an expression. */
+    private final List<Object> parts;
     private final JobOptions options;
     private final boolean returnsOptional;
 
-    private LockedMethod(Method method, String where, String staticName, Expression nameTemplate, JobOptions options) {
+    private LockedMethod(Method method, String where, String staticName, String template, List<Object> parts,
+            JobOptions options) {
         this.method = method;
         this.where = where;
         this.staticName = staticName;
-        this.nameTemplate = nameTemplate;
+        this.template = template;
+        this.parts = parts;
         this.options = options;
         this.returnsOptional = method.getReturnType() == Optional.class;
     }
@@ -80,22 +102,65 @@ final class LockedMethod {
             if (raw == null || raw.isBlank()) {
                 throw new IllegalArgumentException("the lock name is blank: give one, e.g. @TurnstileLock(name = \"nightly-report\")");
             }
-            String name = placeholders(env, "name", raw);
-            if (name.contains(ParserContext.TEMPLATE_EXPRESSION.getExpressionPrefix())) {
-                Expression template;
-                try {
-                    template = PARSER.parseExpression(name, ParserContext.TEMPLATE_EXPRESSION);
-                } catch (ParseException e) {
-                    throw new IllegalArgumentException("the lock name '" + name + "' is not a valid SpEL template ("
-                            + e.getMessage() + "): write the dynamic parts as #{...}, e.g. \"invoice-#{#customerId}\"", e);
-                }
-                checkVariables(method, name);
-                return new LockedMethod(method, where, null, template, built);
+            List<Object> parts = parts(method, env, raw);
+            if (parts.stream().anyMatch(Expression.class::isInstance)) {
+                return new LockedMethod(method, where, null, raw, parts, built);
             }
+            String name = String.join("", parts.stream().map(String.class::cast).toList());
             Turnstile.checkLockName(name);
-            return new LockedMethod(method, where, name, null, built);
+            return new LockedMethod(method, where, name, raw, List.of(), built);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("@TurnstileLock on " + where + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Splits the annotation's own text into literal parts, whose placeholders are resolved here and
+     * whose values stay text, and {@code #{...}} expressions, checked here.
+     */
+    private static List<Object> parts(Method method, PropertyResolver env, String raw) {
+        Expression parsed;
+        try {
+            parsed = PARSER.parseExpression(raw, ParserContext.TEMPLATE_EXPRESSION);
+        } catch (ParseException e) {
+            throw new IllegalArgumentException("the lock name '" + raw + "' is not a valid SpEL template ("
+                    + e.getMessage() + "): write the dynamic parts as #{...}, e.g. \"invoice-#{#customerId}\"", e);
+        }
+        Expression[] pieces = parsed instanceof CompositeStringExpression c ? c.getExpressions() : new Expression[] {parsed};
+        List<Object> parts = new ArrayList<>(pieces.length);
+        for (Expression piece : pieces) {
+            if (piece instanceof LiteralExpression literal) {
+                String text = literal.getExpressionString();
+                int open = text.lastIndexOf("${");
+                if (open >= 0 && text.indexOf('}', open) < 0) {
+                    throw new IllegalArgumentException("the lock name '" + raw + "' has a #{...} inside a ${...} placeholder: "
+                            + "placeholder values are text, never SpEL; write the #{...} outside the placeholder");
+                }
+                parts.add(placeholders(env, "name", text));
+            } else {
+                String expression = piece.getExpressionString();
+                if (expression.contains("${")) {
+                    throw new IllegalArgumentException("the lock name '" + raw + "' has a ${...} placeholder inside #{"
+                            + expression + "}: placeholders are not resolved inside #{...} (a property value must not become "
+                            + "code); write the placeholder outside it, e.g. \"${app.prefix}-#{#id}\"");
+                }
+                checkAllowed(raw, ((SpelExpression) piece).getAST());
+                checkVariables(method, expression);
+                parts.add(piece);
+            }
+        }
+        return parts;
+    }
+
+    /** Types and constructors would fail at every call in the read-only context: refuse them at start-up. */
+    private static void checkAllowed(String raw, SpelNode node) {
+        if (node instanceof TypeReference || node instanceof ConstructorReference) {
+            throw new IllegalArgumentException("the lock name '" + raw + "' uses " + node.toStringAST() + ": a name's #{...} "
+                    + "may use the arguments (#name, #p0, #a0), #root (the bean), their properties and instance methods and "
+                    + "@beans, but no T(...) types or 'new' constructors; compute the value in a bean method and call it");
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkAllowed(raw, node.getChild(i));
         }
     }
 
@@ -186,28 +251,52 @@ final class LockedMethod {
         if (staticName != null) {
             return staticName;
         }
-        MethodBasedEvaluationContext ctx = new MethodBasedEvaluationContext(target, method, args, PARAMETER_NAMES);
-        if (beanFactory != null) {
-            ctx.setBeanResolver(new BeanFactoryResolver(beanFactory));
+        EvaluationContext ctx = context(target, args, beanFactory);
+        StringBuilder b = new StringBuilder();
+        for (Object part : parts) {
+            if (part instanceof String text) {
+                b.append(text);
+                continue;
+            }
+            try {
+                Object value = ((Expression) part).getValue(ctx);
+                b.append(value == null ? "" : value);
+            } catch (EvaluationException e) {
+                throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '" + template
+                        + "' could not be evaluated (" + e.getMessage() + "); refer to arguments as #name (compiled with "
+                        + "-parameters) or #p0, #p1…", e);
+            }
         }
-        String name;
-        try {
-            name = nameTemplate.getValue(ctx, String.class);
-        } catch (EvaluationException e) {
-            throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '"
-                    + nameTemplate.getExpressionString() + "' could not be evaluated (" + e.getMessage()
-                    + "); refer to arguments as #name (compiled with -parameters) or #p0, #p1…", e);
-        }
-        if (name == null || name.isBlank()) {
-            throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '"
-                    + nameTemplate.getExpressionString() + "' evaluated to an empty name for this call: make the expression "
+        String name = b.toString();
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '" + template
+                    + "' evaluated to an empty name for this call: make the expression "
                     + "give a non-empty text for every argument, or check the argument");
         }
         try {
             return Turnstile.checkLockName(name);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '"
-                    + nameTemplate.getExpressionString() + "' evaluated to an invalid name: " + e.getMessage(), e);
+            throw new IllegalArgumentException("@TurnstileLock on " + where + ": the lock name '" + template
+                    + "' evaluated to an invalid name: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Read-only data binding with instance methods (no types, constructors, static methods or
+     * assignment), the bean as {@code #root}, the arguments by name and as {@code #p0}/{@code #a0},
+     * and {@code @bean} references.
+     */
+    private EvaluationContext context(Object target, Object[] args, BeanFactory beanFactory) {
+        SimpleEvaluationContext simple = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods()
+                .withRootObject(target).build();
+        String[] names = PARAMETER_NAMES.getParameterNames(method);
+        for (int i = 0; i < args.length; i++) {
+            simple.setVariable("p" + i, args[i]);
+            simple.setVariable("a" + i, args[i]);
+            if (names != null && i < names.length) {
+                simple.setVariable(names[i], args[i]);
+            }
+        }
+        return new NameEvaluationContext(simple, beanFactory != null ? new BeanFactoryResolver(beanFactory) : null);
     }
 }

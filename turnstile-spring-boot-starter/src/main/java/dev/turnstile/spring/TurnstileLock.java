@@ -39,8 +39,14 @@ public @interface TurnstileLock {
      * {@code #{...}} are SpEL, evaluated on every call, for names that depend on the arguments:
      * {@code "invoice-#{#customerId}"} (the parameter by name; compile with {@code -parameters},
      * as Spring Boot's build plugins do), {@code "invoice-#{#p0}"} (by position), {@code #root} is
-     * the target bean and {@code @beanName} any bean. A name that evaluates to empty or invalid
-     * fails that call with an {@link IllegalArgumentException} naming the method.
+     * the target bean and {@code @beanName} any bean; their properties and instance methods may be
+     * used. A name that evaluates to empty or invalid fails that call with an
+     * {@link IllegalArgumentException} naming the method.
+     *
+     * <p>Only this attribute's own text is SpEL: a placeholder's value is text, never parsed, so a
+     * property or environment variable holding {@code #{...}} cannot run code. The expressions run
+     * in a read-only context: no {@code T(...)} types and no constructors (refused at start-up), no
+     * static methods, no assignment. A placeholder inside {@code #{...}} is refused at start-up.
      *
      * @return the lock name, or a template of it
      */

@@ -74,6 +74,37 @@ public class TurnstileProperties {
         return shutdown;
     }
 
+    /**
+     * Refuses a duration outside {@code [min, max]} at binding, so the application does not start
+     * with it: a negative wait or hold would quietly mean "none", and a huge one overflows where it
+     * is turned into nanoseconds.
+     */
+    static Duration inRange(String property, Duration value, Duration min, Duration max) {
+        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(property + " is " + (value == null ? "empty" : format(value))
+                    + ": give " + format(min) + " to " + format(max) + " (e.g. 30s, 5m, 2h)");
+        }
+        return value;
+    }
+
+    /** Spring Boot's simple form where it is exact ({@code 366d}, {@code 10ms}), else ISO-8601. */
+    private static String format(Duration d) {
+        if (d.isZero()) {
+            return "0s";
+        }
+        if (!d.isNegative() && d.getNano() % 1_000_000 == 0 && d.getSeconds() < 1_000_000_000_000L) {
+            long ms = d.toMillis();
+            if (ms % 86_400_000 == 0) {
+                return ms / 86_400_000 + "d";
+            }
+            if (ms % 1000 == 0) {
+                return ms / 1000 + "s";
+            }
+            return ms + "ms";
+        }
+        return d.toString();
+    }
+
     /** Where the locks live. */
     public static class Store {
 
@@ -185,9 +216,13 @@ public class TurnstileProperties {
             return lockAtMostFor;
         }
 
-        /** @param lockAtMostFor the default TTL */
+        /**
+         * @param lockAtMostFor the default TTL, 10ms to 366d
+         * @throws IllegalArgumentException outside that range, naming the property
+         */
         public void setLockAtMostFor(Duration lockAtMostFor) {
-            this.lockAtMostFor = lockAtMostFor;
+            this.lockAtMostFor = inRange("turnstile.defaults.lock-at-most-for", lockAtMostFor, Duration.ofMillis(10),
+                    Duration.ofDays(366));
         }
 
         /** @return the default minimum hold */
@@ -195,9 +230,13 @@ public class TurnstileProperties {
             return lockAtLeastFor;
         }
 
-        /** @param lockAtLeastFor the default minimum hold */
+        /**
+         * @param lockAtLeastFor the default minimum hold, 0s to 366d
+         * @throws IllegalArgumentException outside that range, naming the property
+         */
         public void setLockAtLeastFor(Duration lockAtLeastFor) {
-            this.lockAtLeastFor = lockAtLeastFor;
+            this.lockAtLeastFor = inRange("turnstile.defaults.lock-at-least-for", lockAtLeastFor, Duration.ZERO,
+                    Duration.ofDays(366));
         }
 
         /** @return whether leases are kept alive */
@@ -236,9 +275,13 @@ public class TurnstileProperties {
             return awaitRunning;
         }
 
-        /** @param awaitRunning the wait */
+        /**
+         * @param awaitRunning the wait, 0s to 1d
+         * @throws IllegalArgumentException outside that range, naming the property (a negative wait
+         *     would release running methods' leases at once, so another instance could start them)
+         */
         public void setAwaitRunning(Duration awaitRunning) {
-            this.awaitRunning = awaitRunning;
+            this.awaitRunning = inRange("turnstile.shutdown.await-running", awaitRunning, Duration.ZERO, Duration.ofDays(1));
         }
     }
 }

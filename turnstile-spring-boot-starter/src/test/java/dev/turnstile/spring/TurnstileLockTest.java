@@ -276,6 +276,26 @@ class TurnstileLockTest {
         public void job() {}
     }
 
+    static class TypeInName {
+        @TurnstileLock(name = "x-#{T(java.lang.System).getProperty('user.home')}")
+        public void job() {}
+    }
+
+    static class ConstructorInName {
+        @TurnstileLock(name = "x-#{new java.io.File('/tmp').exists()}")
+        public void job() {}
+    }
+
+    static class PlaceholderInsideExpression {
+        @TurnstileLock(name = "x-#{'${example.lock-name:a}' + #a}")
+        public void job(String a) {}
+    }
+
+    static class ExpressionInsidePlaceholder {
+        @TurnstileLock(name = "${example.lock-name:#{#a}}")
+        public void job(String a) {}
+    }
+
     private void failsToStart(Class<?> bean, String... messages) {
         new ApplicationContextRunner().withConfiguration(Boot.turnstile()).withBean(bean)
                 .withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl())
@@ -303,5 +323,76 @@ class TurnstileLockTest {
         failsToStart(AtLeastOverAtMost.class, "lockAtLeastFor");
         failsToStart(PrimitiveReturn.class, "returns int", "Optional");
         failsToStart(InvalidStaticName.class, "control character");
+        failsToStart(TypeInName.class, "no T(...) types");
+        failsToStart(ConstructorInName.class, "'new' constructors");
+        failsToStart(PlaceholderInsideExpression.class, "placeholders are not resolved inside #{...}");
+        failsToStart(ExpressionInsidePlaceholder.class, "placeholder values are text, never SpEL");
+    }
+
+    // --- hostile configuration: a property or environment value is data, never SpEL
+
+    static class FromConfiguration {
+        @TurnstileLock(name = "${example.lock-name}")
+        public Seen configured() {
+            return Seen.now();
+        }
+
+        @TurnstileLock(name = "${example.prefix}-#{#id}")
+        public Seen configuredPrefix(long id) {
+            return Seen.now();
+        }
+
+        @TurnstileLock(name = "#{@jobNames.of(#id)}-#{#root.kind}")
+        public Seen fromBean(long id) {
+            return Seen.now();
+        }
+
+        public String getKind() {
+            return "kind";
+        }
+
+        @TurnstileLock(name = "#{#p0.getClass().getName()}")
+        public Seen classOfArgument(String a) {
+            return Seen.now();
+        }
+    }
+
+    public static class JobNames {
+        public String of(long id) {
+            return "bean-" + id;
+        }
+    }
+
+    /**
+     * The environment variable EXAMPLE_LOCK_NAME (relaxed to example.lock-name, as Boot binds it)
+     * holds SpEL that would create a file and read a system property. Before, the starter parsed
+     * resolved placeholder values as SpEL with a full context: the file was created on every call.
+     * Now the values are the name's text, and nothing runs.
+     */
+    @Test
+    void spelInAnEnvironmentValueIsTextAndRunsNothing(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        java.nio.file.Path marker = dir.resolve("pwned");
+        String exec = "x-#{T(java.lang.Runtime).getRuntime().exec(new String[]{'touch','" + marker + "'})}";
+        String prefix = "#{T(java.lang.System).getProperty('user.home')}";
+        new ApplicationContextRunner().withConfiguration(Boot.turnstile())
+                .withBean(FromConfiguration.class).withBean("jobNames", JobNames.class)
+                .withPropertyValues("turnstile.store.url=" + Boot.sqliteUrl())
+                .withInitializer(ctx -> ctx.getEnvironment().getPropertySources().addFirst(
+                        new org.springframework.core.env.SystemEnvironmentPropertySource("hostile-env",
+                                java.util.Map.of("EXAMPLE_LOCK_NAME", exec, "EXAMPLE_PREFIX", prefix))))
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    FromConfiguration jobs = ctx.getBean(FromConfiguration.class);
+                    assertThat(jobs.configured().name()).isEqualTo(exec);
+                    assertThat(jobs.configured().name()).isEqualTo(exec);
+                    assertThat(jobs.configuredPrefix(7).name()).isEqualTo(prefix + "-7");
+                    Thread.sleep(200); // a process started by exec would have created it by now
+                    assertThat(marker).doesNotExist();
+                    // what the annotation itself writes still works: arguments, @beans, #root's properties
+                    assertThat(jobs.fromBean(3).name()).isEqualTo("bean-3-kind");
+                    // the context is read-only data binding: no getClass(), so no reflection
+                    assertThatThrownBy(() -> jobs.classOfArgument("a")).isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("could not be evaluated");
+                });
     }
 }
