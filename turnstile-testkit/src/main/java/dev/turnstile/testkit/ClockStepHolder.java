@@ -1,6 +1,7 @@
 package dev.turnstile.testkit;
 
 import dev.turnstile.Lease;
+import dev.turnstile.LeaseLostException;
 import dev.turnstile.LockOptions;
 import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.Turnstile;
@@ -35,7 +36,8 @@ import java.util.concurrent.TimeUnit;
  * <p>The child opens the store by URL, so any store module's tests can use it with a server the
  * test JVM runs (mongo-java-server, Curator's TestingServer, an H2 TCP server) or a real one. It
  * speaks a line protocol on stdin/stdout: {@code acquire} (answers {@code acquired <fence>}),
- * {@code clock} ({@code clock <epoch ms>}, its wall clock), {@code extend} ({@code extended}),
+ * {@code clock} ({@code clock <epoch ms>}, its wall clock), {@code extend} ({@code extend done}, or
+ * {@code extend refused} when the store no longer holds the lease for it),
  * {@code release} ({@code released <ReleaseOutcome>}, then it exits). The lease is kept alive every
  * 200 ms, so renewals also run on the stepped clock.
  */
@@ -68,6 +70,7 @@ public final class ClockStepHolder implements AutoCloseable {
             } catch (IOException | InterruptedException e) {
                 // the child is gone; a waiting command reports it
             }
+            answers.offer("exited"); // a waiting command fails at once, not after its timeout
         }, "clock-step-holder-reader");
         reader.setDaemon(true);
         reader.start();
@@ -145,9 +148,13 @@ public final class ClockStepHolder implements AutoCloseable {
         }
     }
 
-    /** Extends the lease in the child to its TTL from now (one store call on the stepped clock). */
-    public void extend() {
-        ask("extend", "extended");
+    /**
+     * Extends the lease in the child to its TTL from now (one store call on the stepped clock).
+     *
+     * @return {@code true} if extended, {@code false} if the store refused (the child's lease is lost)
+     */
+    public boolean extend() {
+        return !ask("extend", "extend").equals("refused");
     }
 
     /**
@@ -254,8 +261,12 @@ public final class ClockStepHolder implements AutoCloseable {
                     }
                     case "clock" -> out.println("ts> clock " + System.currentTimeMillis());
                     case "extend" -> {
-                        lease.extend(options.lockAtMostFor());
-                        out.println("ts> extended");
+                        try {
+                            lease.extend(options.lockAtMostFor());
+                            out.println("ts> extend done");
+                        } catch (LeaseLostException e) {
+                            out.println("ts> extend refused");
+                        }
                     }
                     case "release" -> {
                         out.println("ts> released " + lease.release());
