@@ -94,8 +94,8 @@ public final class RedisLockStore implements LockStore {
      * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
      * at the space), whatever the owner text contains. Every redis.call, argument, reply element
      * and number turned into text inside a script costs server time, and on a busy server that
-     * time is every client's: so the client writes the text around the fence and the times (token
-     * and owner), the script formats the fence and the times in one string.format (the times are
+     * time is every client's: so the client writes the text before the fence and after the times
+     * (token, owner), the script formats the fence and the times in one string.format (the times are
      * the server's TIME, which the acquire reads for the fence floor anyway: lockAtLeastFor is
      * counted from acquired_at, so no client clock may write it; expiry is the PX TTL, on the
      * server's clock), and the common paths keep to INCR and SET NX PX to acquire, GET, DEL and

@@ -11,13 +11,12 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.Writer;
 import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -276,12 +275,5 @@ public final class ClockStepHolder implements AutoCloseable {
                 }
             }
         }
-    }
-
-    /** For a failure message: the holders' logs. */
-    static String logs(List<ClockStepHolder> holders) {
-        List<String> out = new ArrayList<>();
-        holders.forEach(h -> out.add(h.childLog()));
-        return String.join("\n---\n", out);
     }
 }
