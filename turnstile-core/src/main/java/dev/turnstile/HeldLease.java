@@ -3,6 +3,7 @@ package dev.turnstile;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.time.Instant;
@@ -210,18 +211,24 @@ final class HeldLease implements Lease {
                 disarm();
             }
             turnstile.forget(this);
-            boolean ok;
+            ReleaseResult applied;
             try {
-                ok = turnstile.endLease(name, token, lockAtLeastFor);
+                applied = turnstile.endLease(name, token, lockAtLeastFor);
             } catch (StoreUnavailableException e) {
                 turnstile.listeners.storeFailed(name, e);
                 throw e;
             }
             long now = System.nanoTime();
             ReleaseOutcome result;
-            if (ok) {
-                result = now - startNanos < lockAtLeastFor.toNanos()
-                        ? ReleaseOutcome.SHORTENED_TO_AT_LEAST : ReleaseOutcome.RELEASED;
+            if (applied != ReleaseResult.NOT_HELD) {
+                // What the store applied, by its clock; only a store that does not say is judged by
+                // the time this process measured since the acquire.
+                result = switch (applied) {
+                    case FREED -> ReleaseOutcome.RELEASED;
+                    case KEPT_FOR_AT_LEAST -> ReleaseOutcome.SHORTENED_TO_AT_LEAST;
+                    default -> now - startNanos < lockAtLeastFor.toNanos()
+                            ? ReleaseOutcome.SHORTENED_TO_AT_LEAST : ReleaseOutcome.RELEASED;
+                };
             } else {
                 result = wasLost || now - deadlineNanos >= 0 ? ReleaseOutcome.ALREADY_EXPIRED : ReleaseOutcome.NOT_OWNER;
                 log.warn("lock '{}' (fence {}) was no longer held at release ({}): the work it protected may have "

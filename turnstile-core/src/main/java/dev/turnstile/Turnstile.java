@@ -4,6 +4,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -570,15 +571,15 @@ public final class Turnstile implements AutoCloseable {
      * store can, the lock goes straight to it in the same store call (the store checks that no
      * other client has waited longer); otherwise it is released and the waiters here are woken.
      *
-     * @return whether the token held the lock
+     * @return what the store applied ({@link ReleaseResult#FREED} when the lock went to a waiter)
      * @throws StoreUnavailableException if the store call failed (the caller may retry the release)
      */
-    boolean endLease(String name, String token, Duration lockAtLeastFor) {
+    ReleaseResult endLease(String name, String token, Duration lockAtLeastFor) {
         WaitRooms.Seat taker = lockAtLeastFor.isZero() && store.handsOver() && !closed ? waitRooms.claimFirst(name) : null;
         if (taker == null) {
-            boolean ok = store.release(name, token, lockAtLeastFor);
+            ReleaseResult applied = store.releaseReporting(name, token, lockAtLeastFor);
             released(name, token, true);
-            return ok;
+            return applied;
         }
         // The claimed seat waits, uninterruptibly, for deliver or withdraw: whatever happens below
         // (a store error, the client closing, an Error), it must get one of them.
@@ -598,25 +599,25 @@ public final class Turnstile implements AutoCloseable {
                 // Released to a waiter of another client, which the store has woken: the waiters here
                 // must not race it for the lock. (Not held at all: they may try.)
                 released(name, token, !done.released());
-                return done.released();
+                return done.released() ? ReleaseResult.FREED : ReleaseResult.NOT_HELD;
             }
             if (System.nanoTime() - start > options.lockAtMostFor().toNanos() / 2 || closed) {
                 // As in acquireOnce: a grant that took most of its TTL is no use; the waiter tries itself.
                 undoAmbiguousAcquire(name, nextToken);
                 released(name, token, true);
-                return true;
+                return ReleaseResult.FREED;
             }
             HeldLease lease;
             try {
                 lease = startLease(name, nextToken, done.grant().get(), options, start);
             } catch (IllegalStateException closing) {
                 released(name, token, true); // the grant was released; the waiter wakes to a closed client
-                return true;
+                return ReleaseResult.FREED;
             }
             released(name, token, false);
             waitRooms.deliver(taker, lease);
             delivered = true;
-            return true;
+            return ReleaseResult.FREED;
         } finally {
             if (!delivered) {
                 waitRooms.withdraw(taker);

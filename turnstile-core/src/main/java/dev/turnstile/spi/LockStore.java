@@ -41,6 +41,9 @@ public interface LockStore extends AutoCloseable {
     /**
      * Ends the lease held by {@code token}: at once, or at acquire time plus {@code lockAtLeastFor}
      * if that is still in the future. The lock's fence is kept so that it never goes backwards.
+     * Both the acquire time and "now" are the store's clock (stamped by the store at the acquire
+     * and never rewritten from a client's clock), so a client whose wall clock is stepped neither
+     * frees the lock early nor keeps it taken for the size of the step.
      *
      * @param name the lock name
      * @param token the holder's token
@@ -48,6 +51,36 @@ public interface LockStore extends AutoCloseable {
      * @return {@code true} if the token held an unexpired lease; {@code false} otherwise
      */
     boolean release(String name, String token, Duration lockAtLeastFor);
+
+    /**
+     * Does what {@link #release(String, String, Duration)} does and says what was applied: whether
+     * the lock is free now or kept until acquire time plus {@code lockAtLeastFor}, decided in the
+     * same atomic step by the store's clock. The client reports
+     * {@link dev.turnstile.ReleaseOutcome#SHORTENED_TO_AT_LEAST} only when the store says
+     * {@link ReleaseResult#KEPT_FOR_AT_LEAST}, so a holder is never told the lock stays taken when
+     * the store has freed it (and the job could run twice in one tick), or the other way round.
+     *
+     * <p>The default calls {@link #release(String, String, Duration)} and maps {@code false} to
+     * {@link ReleaseResult#NOT_HELD}, {@code true} to {@link ReleaseResult#FREED} when
+     * {@code lockAtLeastFor} is zero and to {@link ReleaseResult#ENDED} (not known which) otherwise.
+     * A store that knows which override this and returns {@link ReleaseResult#FREED} or
+     * {@link ReleaseResult#KEPT_FOR_AT_LEAST}; both methods must then agree ({@code release} returns
+     * {@code true} exactly when this returns anything but {@code NOT_HELD}). The client calls this
+     * one, so a store that wraps or delegates to another must forward it.
+     *
+     * @param name the lock name
+     * @param token the holder's token
+     * @param lockAtLeastFor the minimum hold counted from the acquire, {@link Duration#ZERO} for none
+     * @return what the store applied; never {@code null}
+     * @throws dev.turnstile.StoreUnavailableException if the store cannot be reached or fails
+     *     (the release may or may not have been applied)
+     */
+    default ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
+        if (!release(name, token, lockAtLeastFor)) {
+            return ReleaseResult.NOT_HELD;
+        }
+        return lockAtLeastFor.isZero() ? ReleaseResult.FREED : ReleaseResult.ENDED;
+    }
 
     /**
      * Lists the locks whose leases have not expired, by name.

@@ -5,6 +5,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,12 +68,18 @@ public final class InMemoryLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
+        return releaseReporting(name, token, lockAtLeastFor) != ReleaseResult.NOT_HELD;
+    }
+
+    /** Says whether the lease was freed or kept for {@code lockAtLeastFor}, by this store's (monotonic) clock. */
+    @Override
+    public ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
         checkOpen();
         boolean freed;
         synchronized (this) {
             Row row = heldBy(name, token);
             if (row == null) {
-                return false;
+                return ReleaseResult.NOT_HELD;
             }
             long atLeastEnd = row.acquiredNanos + lockAtLeastFor.toNanos();
             long now = System.nanoTime();
@@ -85,7 +92,7 @@ public final class InMemoryLockStore implements LockStore {
         if (freed) {
             notifyWatchers(name, token);
         }
-        return true;
+        return freed ? ReleaseResult.FREED : ReleaseResult.KEPT_FOR_AT_LEAST;
     }
 
     @Override

@@ -35,12 +35,13 @@ final class SqliteDialect extends Dialect {
      * {@code acquired_at} and now are the releasing process's clock, and a process whose clock runs
      * ahead would otherwise leave the lock taken, for every process with a right clock, for as
      * long as its clock is ahead. With a minimum hold the hold is counted from {@code acquired_at},
-     * as on the other stores.
+     * as on the other stores, and a hold that is over by the releasing process's clock also sets 0
+     * (not that clock's now, which for the same reason would keep the lock for its lead).
      */
     @Override
     String releaseSql() {
         return """
-                UPDATE %1$s SET expires_at = CASE WHEN ?1 > 0 THEN MAX(acquired_at + ?1, %2$s) ELSE 0 END
+                UPDATE %1$s SET expires_at = CASE WHEN ?1 > 0 AND acquired_at + ?1 > %2$s THEN acquired_at + ?1 ELSE 0 END
                  WHERE name = ?2 AND token = ?3 AND expires_at > %2$s""";
     }
 

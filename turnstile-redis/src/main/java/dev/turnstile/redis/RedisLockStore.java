@@ -7,6 +7,7 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.KeyScanArgs;
 import io.lettuce.core.LettuceFutures;
@@ -56,11 +57,17 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>{<name>}} (a name starting with {@code '}'} gets the character U+0001 after the
  * opening brace, so the hash tag is never empty), whose value reads
  * {@code token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>} (epoch
- * milliseconds by the holder's clock, for people to read) and whose TTL is set with {@code PX}
- * (which alone decides expiry, on the server's clock), so
+ * milliseconds by the server's clock, from {@code TIME} in the scripts) and whose TTL is set with
+ * {@code PX} (which alone decides expiry, on the server's clock), so
  * {@code redis-cli GET 'turnstile:{nightly}'} shows who holds it, since when, until when and with
  * which fence. The fence counter {@code <prefix>{<name>}:fence}
  * shares the lock's hash slot.
+ *
+ * <p>{@code lockAtLeastFor} is decided on the server's clock too: a release keeps the lock until
+ * {@code acquired_at} (stamped by the server at the acquire and never rewritten) plus
+ * {@code lockAtLeastFor}, compared with the server's {@code TIME}, so a client whose wall clock is
+ * stepped neither frees the lock early nor keeps it taken for the size of the step, and
+ * {@link #releaseReporting} says which of the two the script applied.
  *
  * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
  * {@code EVAL} after a {@code NOSCRIPT}). Waiting clients queue in {@code <prefix>{<name>}:waiters}
@@ -87,11 +94,14 @@ public final class RedisLockStore implements LockStore {
      * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
      * at the space), whatever the owner text contains. Every redis.call, argument, reply element
      * and number turned into text inside a script costs server time, and on a busy server that
-     * time is every client's: so the client writes the text around the fence (the times are its
-     * clock's, shown for people; expiry is the PX TTL, on the server's clock), and the common
-     * paths keep to INCR and SET NX PX to acquire, GET, DEL and PUBLISH to release. Lua prints
-     * numbers with 14 significant digits, so the fence (16 digits: it follows the clock in µs) is
-     * formatted with %d.
+     * time is every client's: so the client writes the text before the fence and after the times
+     * (token, owner), the script formats the fence and the times in one string.format (the times are
+     * the server's TIME, which the acquire reads for the fence floor anyway: lockAtLeastFor is
+     * counted from acquired_at, so no client clock may write it; expiry is the PX TTL, on the
+     * server's clock), and the common paths keep to INCR and SET NX PX to acquire, GET, DEL and
+     * PUBLISH to release. Lua prints numbers with 14 significant digits, so the fence (16 digits:
+     * it follows the clock in µs) is formatted with %d. Redis 5 and later replicate a script's
+     * effects, not the script, so reading TIME before a write is allowed (7.0 knows no other way).
      */
 
     /**
@@ -144,17 +154,29 @@ public final class RedisLockStore implements LockStore {
             """;
 
     /**
+     * After {@link #NEXT_FENCE}: the fence and the server's clock in ms (from the same TIME), and
+     * the text between them in a lock's value, for a lease of ttl ms ({@code ARGV[ttl]}) that
+     * starts now.
+     */
+    private static String fenceAndTimes(int ttlArg) {
+        return "string.format('%d acquired_at=%d expires_at=%d', fence, t[1] * 1000 + math.floor(t[2] / 1000), "
+                + "t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[" + ttlArg + "])";
+    }
+
+    /**
      * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
-     * head up to the fence ({@code token=<token> fence=}), its tail after the fence
-     * ({@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}), ttl ms, the waiter id of a caller
-     * that will wait (absent if it will not). Returns the fence, or 0 if busy (a busy attempt still bumps the
+     * head up to the fence ({@code token=<token> fence=}), its tail after the times
+     * ({@code  owner=<owner>}), ttl ms, the waiter id of a caller that will wait (absent if it will
+     * not). The script writes the fence, {@code acquired_at} and {@code expires_at} in between,
+     * from the server's TIME. Returns the fence, or 0 if busy (a busy attempt still bumps the
      * counter: fences may skip numbers, never repeat). A busy waiter joins the queue (keeping its
      * place if it is in it already); a waiter that gets the lock leaves it.
      */
     static final String ACQUIRE = """
             local waiter = ARGV[4]
             """ + NEXT_FENCE + """
-            if not redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', fence) .. ARGV[2], 'NX', 'PX', ARGV[3]) then
+            if not redis.call('SET', KEYS[1], ARGV[1] .. """ + fenceAndTimes(3) + """
+             .. ARGV[2], 'NX', 'PX', ARGV[3]) then
               if waiter then
                 local t = redis.call('TIME')
                 redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], waiter)
@@ -173,9 +195,14 @@ public final class RedisLockStore implements LockStore {
             if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
             """;
 
-    /** KEYS: lock. ARGV: token, ttl ms, the new expires_at (ms, the client's clock). Returns 1 if extended. */
+    /**
+     * KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. The new expires_at, for people, is the
+     * server's TIME plus the ttl; acquired_at stays as the acquire wrote it.
+     */
     static final String EXTEND = HELD_BY_TOKEN + """
-            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. ARGV[3])
+            local t = redis.call('TIME')
+            local until_ms = string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[2])
+            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. until_ms)
             redis.call('SET', KEYS[1], mine .. rest, 'PX', ARGV[2])
             return 1
             """;
@@ -210,21 +237,26 @@ public final class RedisLockStore implements LockStore {
 
     /**
      * KEYS: lock, waiter queue. ARGV: token, lockAtLeastFor ms. Keeps the lock until lockAtLeastFor
-     * after it was taken, or releases it as {@link #RELEASE} does if that is past. The time it has
-     * been held is measured on the server's clock (its TTL so far, less what PTTL says is left),
-     * not by comparing the client's clock with the server's. Returns 1 if the token held it.
+     * after it was taken, or releases it as {@link #RELEASE} does if that is past. Both ends are
+     * the server's clock: acquired_at as the acquire's TIME wrote it (an extend never rewrites it),
+     * and now from TIME here; no client clock takes part, whatever it did since the acquire.
+     * Returns {@link #KEPT} if kept, 1 if released, 0 if the token did not hold it.
      */
     static final String RELEASE_AT_LEAST = HELD_BY_TOKEN + """
             local rest = string.sub(v, #mine + 1)
-            local acquired, expires = string.match(rest, '^fence=%d+ acquired_at=(%d+) expires_at=(%d+)')
-            local keep = ARGV[2] - ((expires - acquired) - redis.call('PTTL', KEYS[1]))
+            local until_ms = string.match(rest, '^fence=%d+ acquired_at=(%d+)') + ARGV[2]
+            local t = redis.call('TIME')
+            local keep = until_ms - (t[1] * 1000 + math.floor(t[2] / 1000))
             if keep > 0 then
-              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. (acquired + ARGV[2]))
-              redis.call('SET', KEYS[1], mine .. rest, 'PX', keep)
-              return 1
+              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. string.format('%d', until_ms))
+              redis.call('SET', KEYS[1], mine .. rest, 'PX', string.format('%d', keep))
+              return 2
             end
             redis.call('DEL', KEYS[1])
             """ + WAKE_NEXT;
+
+    /** What {@link #RELEASE_AT_LEAST} returns when it kept the lock for lockAtLeastFor. */
+    static final long KEPT = 2L;
 
     /**
      * KEYS: lock, fence counter, waiter queue. ARGV: token, the next holder's value head and tail
@@ -243,7 +275,8 @@ public final class RedisLockStore implements LockStore {
             end
             if first then redis.call('ZREM', KEYS[3], first) end
             """ + NEXT_FENCE + """
-            redis.call('SET', KEYS[1], ARGV[2] .. string.format('%d', fence) .. ARGV[3], 'PX', ARGV[4])
+            redis.call('SET', KEYS[1], ARGV[2] .. """ + fenceAndTimes(4) + """
+             .. ARGV[3], 'PX', ARGV[4])
             return fence
             """;
 
@@ -388,7 +421,7 @@ public final class RedisLockStore implements LockStore {
         long ttlMillis = r.ttl().toMillis();
         long now = System.currentTimeMillis();
         String head = valueHead(r.token());
-        String tail = valueTail(now, ttlMillis, r.owner());
+        String tail = valueTail(r.owner());
         String ttl = Long.toString(ttlMillis);
         // Every script key and argument costs server time: the uncontended path passes none it need not.
         String[] keys = r.waiting() ? new String[] {key, key + FENCE, key + WAITERS} : new String[] {key, key + FENCE};
@@ -406,8 +439,7 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {
-        Acked ok = runAcked("extend", name, EXTEND, new String[] {lockKey(name)},
-                token, Long.toString(ttl.toMillis()), Long.toString(System.currentTimeMillis() + ttl.toMillis()));
+        Acked ok = runAcked("extend", name, EXTEND, new String[] {lockKey(name)}, token, Long.toString(ttl.toMillis()));
         if (ok.result() == 1L && ok.unacknowledged()) {
             throw notAcknowledged("extended lock '" + name + "'", ok, "the extension may be lost in a failover");
         }
@@ -416,13 +448,23 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
+        return releaseReporting(name, token, lockAtLeastFor) != ReleaseResult.NOT_HELD;
+    }
+
+    /**
+     * Releases as {@link #release} does and says what the script applied: {@code FREED} (the key
+     * was deleted) or {@code KEPT_FOR_AT_LEAST} (acquired_at plus lockAtLeastFor was still ahead by
+     * the server's TIME, and the key's TTL now ends there).
+     */
+    @Override
+    public ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
         String key = lockKey(name);
         String[] keys = {key, key + WAITERS};
-        Long ok = lockAtLeastFor.isZero()
+        Long done = lockAtLeastFor.isZero()
                 ? run("release", name, RELEASE, ScriptOutputType.INTEGER, keys, token)
                 : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
                         Long.toString(lockAtLeastFor.toMillis()));
-        return ok == 1L;
+        return done == KEPT ? ReleaseResult.KEPT_FOR_AT_LEAST : done == 1L ? ReleaseResult.FREED : ReleaseResult.NOT_HELD;
     }
 
     /** Yes: the waiter queue tells whether another client has waited longer. */
@@ -440,7 +482,7 @@ public final class RedisLockStore implements LockStore {
         long ttlMillis = next.ttl().toMillis();
         long now = System.currentTimeMillis();
         Acked handed = runAcked("hand over", name, HAND_OVER, new String[] {key, key + FENCE, key + WAITERS},
-                token, valueHead(next.token()), valueTail(now, ttlMillis, next.owner()), Long.toString(ttlMillis), waiterId);
+                token, valueHead(next.token()), valueTail(next.owner()), Long.toString(ttlMillis), waiterId);
         long fence = handed.result();
         if (fence == 0L) {
             return HandOver.notHeld();
@@ -455,7 +497,10 @@ public final class RedisLockStore implements LockStore {
         return fence < 0 ? HandOver.releasedOnly() : HandOver.handedTo(grant(fence, now, ttlMillis));
     }
 
-    /** A grant whose times are the ones the client wrote into the value. */
+    /**
+     * A grant with the client's times (the lease's {@code acquiredAt} for the holder to read; the
+     * value in Redis holds the server's, which {@link #heldLocks} shows).
+     */
     private static Grant grant(long fence, long now, long ttlMillis) {
         return new Grant(fence, Instant.ofEpochMilli(now), Instant.ofEpochMilli(now + ttlMillis));
     }
@@ -465,9 +510,9 @@ public final class RedisLockStore implements LockStore {
         return "token=" + token + " fence=";
     }
 
-    /** The value after its fence: {@code  acquired_at=<ms> expires_at=<ms> owner=<owner>}. */
-    private static String valueTail(long now, long ttlMillis, String owner) {
-        return " acquired_at=" + now + " expires_at=" + (now + ttlMillis) + " owner=" + owner;
+    /** The value after its times: {@code  owner=<owner>} (the script writes fence and times before it). */
+    private static String valueTail(String owner) {
+        return " owner=" + owner;
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -193,13 +194,28 @@ public final class RedlockLockStore implements LockStore {
 
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
-        Replies<Boolean> replies = onAll("release lock '" + name + "'", n -> n.release(name, token, lockAtLeastFor));
-        long ok = replies.values().stream().filter(Boolean::booleanValue).count();
-        if (ok >= quorum) {
-            return true;
+        return releaseReporting(name, token, lockAtLeastFor) != ReleaseResult.NOT_HELD;
+    }
+
+    /**
+     * Releases on every node; each node decides lockAtLeastFor on its own clock. The lock stays
+     * taken ({@code KEPT_FOR_AT_LEAST}) when a majority of nodes kept it; it is {@code FREED} when
+     * a majority held the token but fewer than a majority kept it (no other client can be kept out
+     * then either), and {@code NOT_HELD} when fewer than a majority held it.
+     */
+    @Override
+    public ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
+        Replies<ReleaseResult> replies = onAll("release lock '" + name + "'", n -> n.releaseReporting(name, token, lockAtLeastFor));
+        long held = replies.values().stream().filter(r -> r != ReleaseResult.NOT_HELD).count();
+        long kept = replies.values().stream().filter(r -> r == ReleaseResult.KEPT_FOR_AT_LEAST).count();
+        if (kept >= quorum) {
+            return ReleaseResult.KEPT_FOR_AT_LEAST;
+        }
+        if (held >= quorum) {
+            return ReleaseResult.FREED;
         }
         replies.requireQuorumAnswered(quorum);
-        return false;
+        return ReleaseResult.NOT_HELD;
     }
 
     @Override

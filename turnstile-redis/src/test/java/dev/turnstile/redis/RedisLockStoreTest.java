@@ -55,21 +55,34 @@ class RedisLockStoreTest {
     void redisCliShowsHolderTimesAndFenceInPlainFields() {
         try (RedisLockStore store = RedisLockStore.builder(client).build()) {
             String name = name();
+            long before = serverMillis();
             Lease lease = Turnstile.builder(store).owner("host-a:42:xyz").build()
                     .tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30))).orElseThrow();
+            long after = serverMillis();
             String value = raw.sync().get("turnstile:{" + name + "}");
+            // The times are the server's TIME (lockAtLeastFor is counted from acquired_at), not the client's.
+            long acquiredAt = Long.parseLong(value.replaceAll(".* acquired_at=(\\d+) .*", "$1"));
+            assertThat(acquiredAt).isBetween(before, after);
             assertThat(value).isEqualTo("token=" + lease.token() + " fence=" + lease.fence() + " acquired_at="
-                    + lease.acquiredAt().toEpochMilli() + " expires_at=" + lease.expiresAt().toEpochMilli() + " owner=host-a:42:xyz");
+                    + acquiredAt + " expires_at=" + (acquiredAt + 30_000) + " owner=host-a:42:xyz");
             assertThat(raw.sync().pttl("turnstile:{" + name + "}")).isBetween(25_000L, 30_000L);
+            long extendedFrom = serverMillis();
             lease.extend(Duration.ofSeconds(60));
+            long extendedBy = serverMillis();
             String extended = raw.sync().get("turnstile:{" + name + "}");
             long expiresAt = Long.parseLong(extended.replaceAll(".* expires_at=(\\d+) .*", "$1"));
-            assertThat(expiresAt).isCloseTo(lease.expiresAt().toEpochMilli(), org.assertj.core.data.Offset.offset(1000L));
-            assertThat(extended).startsWith("token=" + lease.token() + " fence=" + lease.fence() + " acquired_at="
-                    + lease.acquiredAt().toEpochMilli() + " expires_at=").endsWith(" owner=host-a:42:xyz");
+            assertThat(expiresAt).isBetween(extendedFrom + 60_000, extendedBy + 60_000);
+            assertThat(extended).as("an extend keeps acquired_at").isEqualTo("token=" + lease.token() + " fence=" + lease.fence()
+                    + " acquired_at=" + acquiredAt + " expires_at=" + expiresAt + " owner=host-a:42:xyz");
             assertThat(raw.sync().pttl("turnstile:{" + name + "}")).isGreaterThan(55_000L);
             assertThat(store.lockKey(name)).isEqualTo("turnstile:{" + name + "}");
         }
+    }
+
+    /** The server's clock in epoch ms, from TIME. */
+    private long serverMillis() {
+        List<String> t = raw.sync().time();
+        return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
     }
 
     @Test

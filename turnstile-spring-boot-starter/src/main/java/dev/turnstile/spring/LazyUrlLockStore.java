@@ -9,6 +9,7 @@ import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreUrls;
 import java.time.Duration;
@@ -59,6 +60,11 @@ final class LazyUrlLockStore implements LockStore {
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
         return store().release(name, token, lockAtLeastFor);
+    }
+
+    @Override
+    public ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
+        return store().releaseReporting(name, token, lockAtLeastFor);
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.LockOptions;
 import dev.turnstile.Lease;
 import dev.turnstile.LeaseLoss;
+import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.Turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
@@ -14,6 +15,7 @@ import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.time.Instant;
@@ -55,6 +57,19 @@ class LazyUrlLockStoreTest {
             assertEquals(RecordingStore.waitingTokens, RecordingStore.stopped,
                     "every token that waited in line must be told to stop waiting: LazyUrlLockStore must forward stopWaiting");
             assertEquals(1, RecordingStore.stopped.size(), "all tries of one wait share one token");
+        }
+    }
+
+    @Test
+    void aReleaseReportsWhatTheStoreAppliedThroughTheLazyStore() throws Exception {
+        RecordingStore.reset();
+        try (LazyUrlLockStore lazy = new LazyUrlLockStore(URL); Turnstile t = Turnstile.builder(lazy).build()) {
+            // The store says it freed the lock although this process measured less than lockAtLeastFor:
+            // its clock decides, so the release must say RELEASED, not SHORTENED_TO_AT_LEAST.
+            Lease lease = t.tryAcquire("c", LockOptions.builder().lockAtMostFor(Duration.ofMinutes(1))
+                    .lockAtLeastFor(Duration.ofSeconds(30)).build()).orElseThrow();
+            assertEquals(ReleaseOutcome.RELEASED, lease.release(),
+                    "LazyUrlLockStore must forward releaseReporting, or the store's answer is lost");
         }
     }
 
@@ -105,6 +120,12 @@ class LazyUrlLockStoreTest {
         @Override
         public boolean release(String name, String token, Duration lockAtLeastFor) {
             return true;
+        }
+
+        /** Says the lock is free, as a store whose clock had passed the minimum hold would. */
+        @Override
+        public ReleaseResult releaseReporting(String name, String token, Duration lockAtLeastFor) {
+            return ReleaseResult.FREED;
         }
 
         @Override
