@@ -124,6 +124,12 @@ final class RunCommand implements Callable<Integer> {
                 release(lease);
                 return supervisor.stopRequested();
             }
+            Duration fitted = graceWithinSession(lease.timeLeft(), stopGrace, cl);
+            if (fitted == null) {
+                release(lease);
+                return ExitCodes.USAGE; // said why
+            }
+            supervisor.grace(fitted);
             Map<String, String> environment = new HashMap<>(); // a null value removes the variable
             environment.put("TURNSTILE_LOCK", lock);
             environment.put("TURNSTILE_FENCE", Long.toString(lease.fence()));
@@ -132,18 +138,62 @@ final class RunCommand implements Callable<Integer> {
             restoreLocale(top.env(), environment);
             int code;
             try {
-                code = supervisor.run(command, environment, lease);
+                code = supervisor.run(command, environment, lease, ttl);
             } catch (Guard.UnavailableException e) {
                 release(lease);
                 spec.commandLine().getErr().println("turnstile: " + e.getMessage() + "; the command was not started");
                 spec.commandLine().getErr().flush();
                 return ExitCodes.GUARD_UNAVAILABLE;
             }
-            if (code != ExitCodes.LEASE_LOST) {
-                release(lease); // a lost lease has nothing left to release, and its loss was reported
+            if (supervisor.leaseWasLost()) {
+                return ExitCodes.LEASE_LOST; // a lost lease has nothing left to release, and its loss was reported
+            }
+            ReleaseOutcome outcome = release(lease);
+            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
+                // Another run may have held the lock meanwhile (release --force, an expiry the
+                // renewals did not see yet): never report success for that.
+                PrintWriter err = spec.commandLine().getErr();
+                err.println("turnstile: the lease on '" + lock + "' was no longer held when the command ended (" + outcome
+                        + "): the lock may have gone to another run while the command ran"
+                        + (code == ExitCodes.LEASE_LOST ? "" : " (the command's own exit code was " + code + ")"));
+                err.flush();
+                return ExitCodes.LEASE_LOST;
             }
             return code;
         }
+    }
+
+    /**
+     * A store that ends a lease with its session (ZooKeeper) lets it be known held for less than
+     * the TTL: the session timeout (less a margin) after the last contact, whatever the TTL. The
+     * guard's SIGTERM comes at that deadline minus the grace period, so the grace must fit in half
+     * of it, as it must in half the TTL: measured as the time left right after the acquire. A TTL
+     * that bounds it shows as at least 90 % of the TTL (less 250 ms for the acquire's round trip);
+     * less than that is the session. The default grace is shortened to fit; an explicit --grace
+     * that does not fit is refused.
+     *
+     * @return the grace to use, or null if an explicit --grace does not fit (said why)
+     */
+    private Duration graceWithinSession(Duration leftAfterAcquire, Duration stopGrace, CommandLine cl) {
+        Duration ttlBound = ttl.multipliedBy(9).dividedBy(10).minusMillis(250);
+        if (leftAfterAcquire.compareTo(ttlBound) >= 0) {
+            return stopGrace;
+        }
+        Duration fits = leftAfterAcquire.dividedBy(2);
+        if (stopGrace.compareTo(fits) <= 0) {
+            return stopGrace;
+        }
+        if (!cl.getParseResult().hasMatchedOption("--grace")) {
+            return fits;
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("turnstile: --grace " + show(grace) + " does not fit in how long the store lets the lease be known "
+                + "held: " + show(leftAfterAcquire) + " after the acquire, less than the TTL (" + show(ttl) + "), because "
+                + "the store ends a lease with its session (ZooKeeper: the session timeout, turnstile.sessionTimeout in the "
+                + "URL, bounds it). The command must be dead before the lease can expire, so --grace may be at most "
+                + "half of that (" + show(fits) + "); give a shorter --grace or a longer session timeout");
+        err.flush();
+        return null;
     }
 
     /**
@@ -226,17 +276,16 @@ final class RunCommand implements Callable<Integer> {
         return ": held by " + l.owner() + " (fence " + l.fence() + ") until " + l.expiresAt().truncatedTo(ChronoUnit.MILLIS);
     }
 
-    private void release(Lease lease) {
+    /** Releases the lease; returns what the store did, or null if it could not be reached (said so). */
+    private ReleaseOutcome release(Lease lease) {
         PrintWriter err = spec.commandLine().getErr();
         try {
-            ReleaseOutcome outcome = lease.release();
-            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
-                err.println("turnstile: warning: the lease on '" + lock + "' was no longer held at the end (" + outcome + ")");
-            }
+            return lease.release();
         } catch (StoreUnavailableException e) {
             err.println("turnstile: warning: could not release '" + lock + "' (" + e.getMessage()
                     + "); it frees itself when its TTL passes");
+            err.flush();
+            return null;
         }
-        err.flush();
     }
 }
