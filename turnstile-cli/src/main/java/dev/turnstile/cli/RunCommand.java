@@ -175,17 +175,11 @@ final class RunCommand implements Callable<Integer> {
      * @return the grace to use, or null if an explicit --grace does not fit (said why)
      */
     private Duration graceWithinSession(Duration leftAfterAcquire, Duration stopGrace, CommandLine cl) {
-        Duration ttlBound = ttl.multipliedBy(9).dividedBy(10).minusMillis(250);
-        if (leftAfterAcquire.compareTo(ttlBound) >= 0) {
-            return stopGrace;
+        Duration fitted = graceFit(ttl, leftAfterAcquire, stopGrace, cl.getParseResult().hasMatchedOption("--grace"));
+        if (fitted != null) {
+            return fitted;
         }
         Duration fits = leftAfterAcquire.dividedBy(2);
-        if (stopGrace.compareTo(fits) <= 0) {
-            return stopGrace;
-        }
-        if (!cl.getParseResult().hasMatchedOption("--grace")) {
-            return fits;
-        }
         PrintWriter err = spec.commandLine().getErr();
         err.println("turnstile: --grace " + show(grace) + " does not fit in how long the store lets the lease be known "
                 + "held: " + show(leftAfterAcquire) + " after the acquire, less than the TTL (" + show(ttl) + "), because "
@@ -213,6 +207,26 @@ final class RunCommand implements Callable<Integer> {
                     + "may be at most half the TTL (" + show(fits) + "); give a shorter --grace or a longer --ttl");
         }
         return fits;
+    }
+
+    /**
+     * The grace period that fits in a lease known held for {@code leftAfterAcquire} right after its
+     * acquire (see {@link #graceWithinSession}).
+     *
+     * @param grace the grace period already fitted to half the TTL
+     * @param explicit whether the user gave --grace (refused if it does not fit; else shortened)
+     * @return the grace to use, or null if an explicit grace does not fit
+     */
+    static Duration graceFit(Duration ttl, Duration leftAfterAcquire, Duration grace, boolean explicit) {
+        Duration ttlBound = ttl.multipliedBy(9).dividedBy(10).minusMillis(250);
+        if (leftAfterAcquire.compareTo(ttlBound) >= 0) {
+            return grace;
+        }
+        Duration fits = leftAfterAcquire.dividedBy(2);
+        if (grace.compareTo(fits) <= 0) {
+            return grace;
+        }
+        return explicit ? null : fits;
     }
 
     /**

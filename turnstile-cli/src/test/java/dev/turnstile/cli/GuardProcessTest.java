@@ -272,6 +272,30 @@ class GuardProcessTest {
     }
 
     @Test
+    void aTurnstileFrozenPastItsDeadlineWhileTheGuardStartsNeverRunsTheCommand() throws Exception {
+        Cli cli = new Cli(dir);
+        cli.run("locks");
+        Path starting = dir.resolve("guard-starting");
+        Path ran = dir.resolve("ran");
+        Path bin = slowPerl("0.5", starting);
+        Process first = cli.spawn(Map.of("PATH", bin + ":/usr/bin:/bin"), "run", "--lock", "paused", "--ttl", "1s", "--",
+                "touch", ran.toString());
+        started.add(first);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> Files.exists(starting));
+        signal("STOP", first.pid());
+        try {
+            Cli.Result second = cli.run("run", "--lock", "paused", "--wait", "5s", "--", "true");
+            assertThat(second.code()).as("the lease expired: " + second.all()).isZero();
+        } finally {
+            signal("CONT", first.pid());
+        }
+        assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.exitValue()).as(log(cli)).isEqualTo(70);
+        assertThat(ran).as("the command of a lease that ran out before it started never runs\n" + log(cli)).doesNotExist();
+        assertThat(log(cli)).contains("not started");
+    }
+
+    @Test
     void deadlinesAreAbsoluteOnLinuxWithTimeHiResOrTheSyscallAndRelativeOtherwise() throws Exception {
         Cli cli = new Cli(dir);
         for (String clock : List.of("", "syscall", "relative")) {
