@@ -138,8 +138,8 @@ final class ChildSupervisor {
             pump.interrupt();
         }
         if (code == Guard.NOT_STARTED) {
-            // A loss or a signal between the start message and the fork, or a guard paused past
-            // the deadline: the guard ran nothing.
+            // The deadline the guard read (or looked at again before exec) left no more than the
+            // grace period: this JVM or the guard paused after the start was sent. Nothing ran.
             if (stopRequested() >= 0) {
                 return stopRequested();
             }

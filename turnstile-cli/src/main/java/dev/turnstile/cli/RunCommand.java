@@ -35,7 +35,8 @@ import picocli.CommandLine.Model.CommandSpec;
                                 + "whole group before the lock is released; SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH "
                         + "are passed on to the command.",
                 "Exit: the command's own code; 75 busy (--busy-exit); 69 store unavailable; 64 usage; "
-                        + "70 lease lost; 71 the guard could not start (needs perl); 126/127 command not executable/found."})
+                        + "70 lease lost (before or while the command ran, or found gone at the release); "
+                        + "71 the guard could not start (needs perl); 126/127 command not executable/found."})
 final class RunCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;
@@ -67,8 +68,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
             description = "Time between SIGTERM and SIGKILL when the command is stopped. The grace period ends by "
-                    + "the lease's deadline, so it must fit in half the TTL. Default: ${DEFAULT-VALUE}, "
-                    + "or half the TTL if that is shorter.")
+                    + "the lease's deadline, so it must fit in half the TTL, and on a store whose leases end with "
+                    + "a session (ZooKeeper) in half of what the lease has left after the acquire. "
+                    + "Default: ${DEFAULT-VALUE}, or what fits if that is shorter.")
     Duration grace;
 
     @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
