@@ -230,6 +230,16 @@ final class ChildSupervisor {
                 if (g.unansweredFor().compareTo(Guard.ACK_TIMEOUT) <= 0) {
                     g.deadline(now + lease.timeLeft().toNanos());
                 } else if (untilStop <= 0) {
+                    // Once more after a moment: after a pause of this JVM, the answers that came
+                    // meanwhile may not have been read yet.
+                    try {
+                        Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    if (g.unansweredFor().compareTo(Guard.ACK_TIMEOUT) <= 0) {
+                        continue;
+                    }
                     if (g.isRunning()) {
                         g.killEverything();
                         say("the guard did not answer for " + g.unansweredFor().toMillis() + " ms (frozen?) and the "

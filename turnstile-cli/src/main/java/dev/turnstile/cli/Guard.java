@@ -308,10 +308,6 @@ final class Guard {
         if (!process.isAlive()) {
             return true; // waitFor() kills what a dead guard left
         }
-        if (unansweredFor().compareTo(ACK_TIMEOUT) > 0) {
-            killEverything(); // already unresponsive: no point in waiting again
-            return false;
-        }
         long number = send(line);
         long until = System.nanoTime() + timeout.toNanos();
         synchronized (unanswered) {
