@@ -31,8 +31,13 @@ class GuardProcessTest {
     @AfterEach
     void cleanUp() throws Exception {
         for (Process p : started) {
+            List<ProcessHandle> below = p.descendants().toList(); // what a failing run may have left
             signal("CONT", p.pid());
             p.destroyForcibly();
+            below.forEach(h -> {
+                ProcessHandle.of(h.pid()).ifPresent(x -> signal0("CONT", x.pid()));
+                h.destroyForcibly();
+            });
         }
         pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
     }
@@ -41,6 +46,14 @@ class GuardProcessTest {
         Process p = cli.spawn(Map.of(), args);
         started.add(p);
         return p;
+    }
+
+    private static void signal0(String name, long pid) {
+        try {
+            signal(name, pid);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static void signal(String name, long pid) throws Exception {
