@@ -35,7 +35,8 @@ import picocli.CommandLine.Model.CommandSpec;
                                 + "whole group before the lock is released; SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH "
                         + "are passed on to the command.",
                 "Exit: the command's own code; 75 busy (--busy-exit); 69 store unavailable; 64 usage; "
-                        + "70 lease lost; 71 the guard could not start (needs perl); 126/127 command not executable/found."})
+                        + "70 lease lost (before or while the command ran, or found gone at the release); "
+                        + "71 the guard could not start (needs perl); 126/127 command not executable/found."})
 final class RunCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;
@@ -67,8 +68,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION",
             description = "Time between SIGTERM and SIGKILL when the command is stopped. The grace period ends by "
-                    + "the lease's deadline, so it must fit in half the TTL. Default: ${DEFAULT-VALUE}, "
-                    + "or half the TTL if that is shorter.")
+                    + "the lease's deadline, so it must fit in half the TTL, and on a store whose leases end with "
+                    + "a session (ZooKeeper) in half of what the lease has left after the acquire. "
+                    + "Default: ${DEFAULT-VALUE}, or what fits if that is shorter.")
     Duration grace;
 
     @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
@@ -124,6 +126,12 @@ final class RunCommand implements Callable<Integer> {
                 release(lease);
                 return supervisor.stopRequested();
             }
+            Duration fitted = graceWithinSession(lease.timeLeft(), stopGrace, cl);
+            if (fitted == null) {
+                release(lease);
+                return ExitCodes.USAGE; // said why
+            }
+            supervisor.grace(fitted);
             Map<String, String> environment = new HashMap<>(); // a null value removes the variable
             environment.put("TURNSTILE_LOCK", lock);
             environment.put("TURNSTILE_FENCE", Long.toString(lease.fence()));
@@ -132,18 +140,56 @@ final class RunCommand implements Callable<Integer> {
             restoreLocale(top.env(), environment);
             int code;
             try {
-                code = supervisor.run(command, environment, lease);
+                code = supervisor.run(command, environment, lease, ttl);
             } catch (Guard.UnavailableException e) {
                 release(lease);
                 spec.commandLine().getErr().println("turnstile: " + e.getMessage() + "; the command was not started");
                 spec.commandLine().getErr().flush();
                 return ExitCodes.GUARD_UNAVAILABLE;
             }
-            if (code != ExitCodes.LEASE_LOST) {
-                release(lease); // a lost lease has nothing left to release, and its loss was reported
+            if (supervisor.leaseWasLost()) {
+                return ExitCodes.LEASE_LOST; // a lost lease has nothing left to release, and its loss was reported
+            }
+            ReleaseOutcome outcome = release(lease);
+            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
+                // Another run may have held the lock meanwhile (release --force, an expiry the
+                // renewals did not see yet): never report success for that.
+                PrintWriter err = spec.commandLine().getErr();
+                err.println("turnstile: the lease on '" + lock + "' was no longer held when the command ended (" + outcome
+                        + "): the lock may have gone to another run while the command ran"
+                        + (code == ExitCodes.LEASE_LOST ? "" : " (the command's own exit code was " + code + ")"));
+                err.flush();
+                return ExitCodes.LEASE_LOST;
             }
             return code;
         }
+    }
+
+    /**
+     * A store that ends a lease with its session (ZooKeeper) lets it be known held for less than
+     * the TTL: the session timeout (less a margin) after the last contact, whatever the TTL. The
+     * guard's SIGTERM comes at that deadline minus the grace period, so the grace must fit in half
+     * of it, as it must in half the TTL: measured as the time left right after the acquire. A TTL
+     * that bounds it shows as at least 90 % of the TTL (less 250 ms for the acquire's round trip);
+     * less than that is the session. The default grace is shortened to fit; an explicit --grace
+     * that does not fit is refused.
+     *
+     * @return the grace to use, or null if an explicit --grace does not fit (said why)
+     */
+    private Duration graceWithinSession(Duration leftAfterAcquire, Duration stopGrace, CommandLine cl) {
+        Duration fitted = graceFit(ttl, leftAfterAcquire, stopGrace, cl.getParseResult().hasMatchedOption("--grace"));
+        if (fitted != null) {
+            return fitted;
+        }
+        Duration fits = leftAfterAcquire.dividedBy(2);
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("turnstile: --grace " + show(grace) + " does not fit in how long the store lets the lease be known "
+                + "held: " + show(leftAfterAcquire) + " after the acquire, less than the TTL (" + show(ttl) + "), because "
+                + "the store ends a lease with its session (ZooKeeper: the session timeout, turnstile.sessionTimeout in the "
+                + "URL, bounds it). The command must be dead before the lease can expire, so --grace may be at most "
+                + "half of that (" + show(fits) + "); give a shorter --grace or a longer session timeout");
+        err.flush();
+        return null;
     }
 
     /**
@@ -163,6 +209,26 @@ final class RunCommand implements Callable<Integer> {
                     + "may be at most half the TTL (" + show(fits) + "); give a shorter --grace or a longer --ttl");
         }
         return fits;
+    }
+
+    /**
+     * The grace period that fits in a lease known held for {@code leftAfterAcquire} right after its
+     * acquire (see {@link #graceWithinSession}).
+     *
+     * @param grace the grace period already fitted to half the TTL
+     * @param explicit whether the user gave --grace (refused if it does not fit; else shortened)
+     * @return the grace to use, or null if an explicit grace does not fit
+     */
+    static Duration graceFit(Duration ttl, Duration leftAfterAcquire, Duration grace, boolean explicit) {
+        Duration ttlBound = ttl.multipliedBy(9).dividedBy(10).minusMillis(250);
+        if (leftAfterAcquire.compareTo(ttlBound) >= 0) {
+            return grace;
+        }
+        Duration fits = leftAfterAcquire.dividedBy(2);
+        if (grace.compareTo(fits) <= 0) {
+            return grace;
+        }
+        return explicit ? null : fits;
     }
 
     /**
@@ -226,17 +292,16 @@ final class RunCommand implements Callable<Integer> {
         return ": held by " + l.owner() + " (fence " + l.fence() + ") until " + l.expiresAt().truncatedTo(ChronoUnit.MILLIS);
     }
 
-    private void release(Lease lease) {
+    /** Releases the lease; returns what the store did, or null if it could not be reached (said so). */
+    private ReleaseOutcome release(Lease lease) {
         PrintWriter err = spec.commandLine().getErr();
         try {
-            ReleaseOutcome outcome = lease.release();
-            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
-                err.println("turnstile: warning: the lease on '" + lock + "' was no longer held at the end (" + outcome + ")");
-            }
+            return lease.release();
         } catch (StoreUnavailableException e) {
             err.println("turnstile: warning: could not release '" + lock + "' (" + e.getMessage()
                     + "); it frees itself when its TTL passes");
+            err.flush();
+            return null;
         }
-        err.flush();
     }
 }

@@ -31,8 +31,13 @@ class GuardProcessTest {
     @AfterEach
     void cleanUp() throws Exception {
         for (Process p : started) {
+            List<ProcessHandle> below = p.descendants().toList(); // what a failing run may have left
             signal("CONT", p.pid());
             p.destroyForcibly();
+            below.forEach(h -> {
+                ProcessHandle.of(h.pid()).ifPresent(x -> signal0("CONT", x.pid()));
+                h.destroyForcibly();
+            });
         }
         pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
     }
@@ -41,6 +46,14 @@ class GuardProcessTest {
         Process p = cli.spawn(Map.of(), args);
         started.add(p);
         return p;
+    }
+
+    private static void signal0(String name, long pid) {
+        try {
+            signal(name, pid);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static void signal(String name, long pid) throws Exception {
@@ -241,5 +254,168 @@ class GuardProcessTest {
         try (LockStore store = LockStores.open(cli.embeddedUrl()); Turnstile t = Turnstile.builder(store).build()) {
             assertThat(t.heldLocks()).isEmpty();
         }
+    }
+
+    /** A perl on PATH that takes {@code delay} to start (a loaded host), touching {@code marker} first. */
+    private Path slowPerl(String delay, Path marker) throws IOException {
+        Path bin = Files.createDirectories(dir.resolve("slow-bin"));
+        Path perl = bin.resolve("perl");
+        Files.writeString(perl, "#!/bin/sh\ntouch '" + marker + "'\nsleep " + delay + "\nexec /usr/bin/perl \"$@\"\n");
+        perl.toFile().setExecutable(true);
+        return bin;
+    }
+
+    @Test
+    void aLeaseForceReleasedWhileTheGuardStartsNeverRunsTheCommand() throws Exception {
+        Cli cli = new Cli(dir);
+        cli.run("locks");
+        Path starting = dir.resolve("guard-starting");
+        Path ran = dir.resolve("ran");
+        Path bin = slowPerl("1.5", starting);
+        Process first = cli.spawn(Map.of("PATH", bin + ":/usr/bin:/bin"), "run", "--lock", "late", "--", "touch", ran.toString());
+        started.add(first);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> Files.exists(starting));
+        assertThat(cli.run("release", "--force", "late").code()).isZero();
+        Cli.Result second = cli.run("run", "--lock", "late", "--", "true");
+        assertThat(second.code()).as("the lock was free for another run: " + second.all()).isZero();
+        assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.exitValue()).as(log(cli)).isEqualTo(70);
+        assertThat(ran).as("the command of a lease lost before it started never runs\n" + log(cli)).doesNotExist();
+        assertThat(log(cli)).contains("is lost").contains("not started").doesNotContain("its guard has stopped");
+    }
+
+    @Test
+    void aTurnstileFrozenPastItsDeadlineWhileTheGuardStartsNeverRunsTheCommand() throws Exception {
+        Cli cli = new Cli(dir);
+        cli.run("locks");
+        Path starting = dir.resolve("guard-starting");
+        Path ran = dir.resolve("ran");
+        Path bin = slowPerl("0.5", starting);
+        Process first = cli.spawn(Map.of("PATH", bin + ":/usr/bin:/bin"), "run", "--lock", "paused", "--ttl", "1s", "--",
+                "touch", ran.toString());
+        started.add(first);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> Files.exists(starting));
+        signal("STOP", first.pid());
+        try {
+            Cli.Result second = cli.run("run", "--lock", "paused", "--wait", "5s", "--", "true");
+            assertThat(second.code()).as("the lease expired: " + second.all()).isZero();
+        } finally {
+            signal("CONT", first.pid());
+        }
+        assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.exitValue()).as(log(cli)).isEqualTo(70);
+        assertThat(ran).as("the command of a lease that ran out before it started never runs\n" + log(cli)).doesNotExist();
+        assertThat(log(cli)).contains("not started");
+    }
+
+    @Test
+    void deadlinesAreAbsoluteOnLinuxWithTimeHiResOrTheSyscallAndRelativeOtherwise() throws Exception {
+        Cli cli = new Cli(dir);
+        for (String clock : List.of("", "syscall", "relative")) {
+            Path out = dir.resolve("env-" + clock);
+            Process run = cli.spawn(Map.of("TURNSTILE_GUARD_CLOCK", clock), "run", "--verbose", "--lock", "clock-" + clock, "--",
+                    "sh", "-c", "echo ${TURNSTILE_GUARD_CLOCK-unset} > '" + out + "'");
+            started.add(run);
+            assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(run.exitValue()).as(log(cli)).isZero();
+            assertThat(Files.readString(out).trim()).as("the command does not get it").isEqualTo("unset");
+        }
+        // The JVM takes absolute deadlines only when the guard's CLOCK_MONOTONIC reading lies
+        // between its own System.nanoTime() before and after: so both readings agree with Java's.
+        assertThat(log(cli).lines().filter(l -> l.contains("deadlines absolute (CLOCK_MONOTONIC shared")).count())
+                .as(log(cli)).isEqualTo(2);
+        assertThat(log(cli)).contains("deadlines relative").contains("child subreaper");
+    }
+
+    @Test
+    void descendantsThatLeftTheGroupAndWereOrphanedAreStoppedBeforeTheLockIsFree() throws Exception {
+        Cli cli = new Cli(dir);
+        for (String setsid : List.of("setsid", "setsid -f")) {
+            Path child = dir.resolve("child.pid");
+            Files.deleteIfExists(child);
+            Process run = spawn(cli, "run", "--lock", "escape", "--grace", "1s", "--", "bash", "-c",
+                    setsid + " bash -c 'echo $$ > \"" + child + "\"; exec sleep 120' & sleep 0.5; exit 3");
+            assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            long childPid = pidIn(child);
+            assertThat(run.exitValue()).as(log(cli)).isEqualTo(3);
+            assertThat(alive(childPid)).as(setsid + ": the orphan is gone when turnstile exits\n" + log(cli)).isFalse();
+            assertThat(log(cli)).contains("processes it started still run");
+        }
+    }
+
+    @Test
+    void aFrozenGuardHasTheJvmKillTheCommandWhenTheLeaseIsTakenAway() throws Exception {
+        Cli cli = new Cli(dir);
+        Path beats = dir.resolve("beats");
+        Path orphan = dir.resolve("orphan.pid");
+        // Renewals every second: the force-release is seen within one.
+        Process run = spawn(cli, "run", "--lock", "frozen-guard", "--ttl", "3s", "--", "bash", "-c",
+                "setsid bash -c 'echo $$ > \"" + orphan + "\"; exec sleep 120' & "
+                        + "trap '' TERM; while true; do date +%s%N >> '" + beats + "'; sleep 0.02; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(beats) && Files.exists(orphan) && Files.size(orphan) > 0);
+        long orphanPid = pidIn(orphan);
+        ProcessHandle guard = run.toHandle().children().filter(h -> h.info().command().orElse("").contains("perl"))
+                .findFirst().orElseThrow();
+        pids.add(guard.pid());
+        signal("STOP", guard.pid());
+        long freedAt = Instant.now().toEpochMilli();
+        assertThat(cli.run("release", "--force", "frozen-guard").code()).isZero();
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).as(log(cli)).isTrue();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(70);
+        List<String> lines = Files.readAllLines(beats);
+        long lastBeat = Long.parseLong(lines.get(lines.size() - 1)) / 1_000_000;
+        assertThat(lastBeat - freedAt).as("ms from the force-release to the command's death\n" + log(cli)).isLessThan(2500);
+        assertThat(alive(orphanPid)).as("the orphan the frozen guard had taken in").isFalse();
+        assertThat(alive(guard.pid())).as("the guard").isFalse();
+        assertThat(log(cli)).contains("did not answer");
+    }
+
+    @Test
+    void aFrozenGuardHasTheJvmStopTheCommandWhenRenewalsFail() throws Exception {
+        Cli cli = new Cli(dir);
+        cli.run("locks");
+        Path beats = dir.resolve("beats");
+        Process run = spawn(cli, "run", "--lock", "frozen-guard-expiry", "--ttl", "3s", "--grace", "1s", "--", "sh", "-c",
+                "trap '' TERM; while true; do date +%s%N >> '" + beats + "'; sleep 0.02; done");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(beats));
+        ProcessHandle guard = run.toHandle().children().filter(h -> h.info().command().orElse("").contains("perl"))
+                .findFirst().orElseThrow();
+        pids.add(guard.pid());
+        signal("STOP", guard.pid());
+        // Renewals fail from now on: another process holds the SQLite file's write lock.
+        Process blocker = new ProcessBuilder("sqlite3", cli.embeddedDb().toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("sqlite3.log").toFile()).start();
+        started.add(blocker);
+        blocker.getOutputStream().write("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        blocker.getOutputStream().flush();
+        long blockedAt = Instant.now().toEpochMilli();
+        try {
+            assertThat(run.waitFor(20, TimeUnit.SECONDS)).as(log(cli)).isTrue();
+        } finally {
+            blocker.getOutputStream().close();
+            blocker.waitFor(5, TimeUnit.SECONDS);
+        }
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(70);
+        List<String> lines = Files.readAllLines(beats);
+        long lastBeat = Long.parseLong(lines.get(lines.size() - 1)) / 1_000_000;
+        // The last renewal came at most 1 s before the block: the deadline is at most 3 s after
+        // it, and the JVM acts at the deadline minus the grace.
+        assertThat(lastBeat - blockedAt).as("ms from the block to the command's death\n" + log(cli)).isLessThan(2500);
+        assertThat(alive(guard.pid())).as("the guard").isFalse();
+        assertThat(log(cli)).contains("did not answer");
+    }
+
+    @Test
+    void aLeaseForceReleasedWhileTheCommandRanNeverExitsZero() throws Exception {
+        Cli cli = new Cli(dir);
+        Path ready = dir.resolve("ready");
+        // TTL 60 s: no renewal comes during the run, so only the release finds out.
+        Process run = spawn(cli, "run", "--lock", "taken-quietly", "--ttl", "60s", "--", "sh", "-c",
+                "touch '" + ready + "'; sleep 1.5");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(ready));
+        assertThat(cli.run("release", "--force", "taken-quietly").code()).isZero();
+        assertThat(run.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).as(log(cli)).isEqualTo(70);
+        assertThat(log(cli)).contains("no longer held when the command ended");
     }
 }

@@ -259,4 +259,20 @@ class RunCommandTest {
             Thread.currentThread().interrupt();
         }
     }
+
+    @Test
+    void theGraceFitsInHalfOfWhatASessionBoundLeaseLeavesAfterTheAcquire() {
+        Duration ttl = Duration.ofSeconds(30);
+        // A ZooKeeper session of 6 s: the lease is known held ~5.8 s after the acquire.
+        Duration session = Duration.ofMillis(5800);
+        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(5), true)).as("explicit, refused").isNull();
+        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(10), false)).as("default, shortened")
+                .isEqualTo(Duration.ofMillis(2900));
+        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(2), true)).isEqualTo(Duration.ofSeconds(2));
+        // A TTL-bound lease (the drift margin and the acquire's round trip taken): TTL/2 still fits.
+        assertThat(RunCommand.graceFit(Duration.ofSeconds(9), Duration.ofMillis(8850), Duration.ofMillis(4500), true))
+                .isEqualTo(Duration.ofMillis(4500));
+        assertThat(RunCommand.graceFit(Duration.ofSeconds(1), Duration.ofMillis(850), Duration.ofMillis(500), true))
+                .isEqualTo(Duration.ofMillis(500));
+    }
 }

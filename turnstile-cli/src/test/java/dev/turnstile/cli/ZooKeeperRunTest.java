@@ -39,6 +39,29 @@ class ZooKeeperRunTest {
         }
     }
 
+    /**
+     * A ZooKeeper lease is known held only for the session timeout (less a margin) after the last
+     * contact, whatever the TTL: the grace must fit in half of that. Needs the session-bound
+     * {@code Lease.timeLeft()} of the ZooKeeper store (issue 22 item 2): with a TTL-based timeLeft
+     * the 5 s grace fits in the 30 s TTL and the run is not refused.
+     */
+    @Test
+    void aGraceThatDoesNotFitInTheSessionIsRefusedAndTheDefaultShortened() throws Exception {
+        try (TestingServer server = new TestingServer(true)) {
+            String url = "zookeeper://" + server.getConnectString() + "/cli-test?turnstile.sessionTimeout=6s";
+            Cli cli = new Cli(dir);
+            Path ran = dir.resolve("ran");
+            Cli.Result refused = cli.run("run", "--store", url, "--lock", "graced", "--ttl", "30s", "--grace", "5s", "--",
+                    "touch", ran.toString());
+            assertThat(refused.code()).as(refused.all()).isEqualTo(64);
+            assertThat(refused.err()).contains("--grace 5s").contains("session");
+            assertThat(ran).doesNotExist();
+            Cli.Result fits = cli.run("run", "--store", url, "--lock", "graced", "--ttl", "30s", "--", "touch", ran.toString());
+            assertThat(fits.code()).as("released after the refusal; the default grace shortened: " + fits.all()).isZero();
+            assertThat(ran).exists();
+        }
+    }
+
     @Test
     void anUnreachableEnsembleIs69AndAMalformedUrl64() {
         Cli cli = new Cli(dir);
