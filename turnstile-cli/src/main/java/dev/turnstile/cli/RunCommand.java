@@ -94,7 +94,7 @@ final class RunCommand implements Callable<Integer> {
         if (grace.isNegative() || grace.compareTo(Duration.ofHours(1)) > 0) {
             throw new CommandLine.ParameterException(cl, "--grace must not be negative (and --grace at most 1h)");
         }
-        TurnstileCommand.checkLockName(lock);
+        lock = TurnstileCommand.checkLockName(lock); // in NFC, as the store sees it (TURNSTILE_LOCK, the busy report)
         checkCommandArguments(cl);
         Duration stopGrace = graceWithinLease(cl);
         ChildSupervisor supervisor = new ChildSupervisor(stopGrace, spec.commandLine().getErr(), top.forwardSignals());
