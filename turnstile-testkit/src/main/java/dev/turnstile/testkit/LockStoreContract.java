@@ -41,6 +41,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -854,6 +855,7 @@ public abstract class LockStoreContract {
     }
 
     @Nested
+    @Tag("release-after-loss") // -Dgroups=release-after-loss runs only these, on every store
     @DisplayName("release after a loss")
     class ReleaseAfterLoss {
 
