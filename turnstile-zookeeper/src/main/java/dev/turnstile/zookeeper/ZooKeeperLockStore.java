@@ -73,14 +73,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>lockAtLeastFor.</b> An early release replaces the ephemeral node, in one transaction, by a
  * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease's start
- * plus the minimum hold (a server time: the node's {@code ctime}, or the {@code mtime} of the write
- * that made it the holder when it became first after its creation), so it holds even when the
- * process exits right after the release.
+ * plus the minimum hold (a server time: the {@code mtime} of the write that made the node the
+ * holder, see {@link NodeData#leaseStartMs}), so it holds even when the process exits right after
+ * the release. The marker is removed when its hold ends, by the store that made it or, if that
+ * process is gone, by any store's periodic sweep ({@link Builder#holdSweepInterval}), and the
+ * lock's parent with it once empty. A release whose lease node is gone returns false at once; no
+ * release, extend or force-release retries more than {@link #MAX_RACES} times.
  *
  * <p><b>Sessions.</b> The session is the lease's heartbeat: see {@link ZooKeeperLockStoreFactory}
- * for the session timeout. While the connection is suspended the lease cannot be proven held;
- * {@link #extend} fails with {@link StoreUnavailableException} (the lease keeper retries until the
- * local deadline), and once the session is lost every extend is refused.
+ * for the session timeout. A held lease is proven only until the last answered request plus the
+ * session timeout, less a margin, from the acquire on (a frozen process's lease ends locally
+ * before the server can expire its session); a heartbeat every quarter of the session timeout
+ * moves that bound on. While the connection is suspended {@link #extend} fails with
+ * {@link StoreUnavailableException} (the lease keeper retries until the local deadline), and once
+ * the session is lost every extend is refused.
  *
  * <p><b>Waiting line.</b> A waiting acquire (every try of one wait carries one token) keeps its node
  * as its place in line, marked {@code "queued":true}, from try to try: it holds nothing, but the
