@@ -102,25 +102,43 @@ final class HeldLease implements Lease {
         }
     }
 
-    /** The store can vouch for the lease only until {@code limit}: the deadline moves there if earlier. */
+    /**
+     * The store can vouch for the lease only until {@code limit}: the deadline moves there if that is
+     * earlier than the TTL's. A session-bound store moves the limit on after every answered request,
+     * so the deadline may move later too, but only while it has not passed: once passed the lease is
+     * lost (DESIGN principle 8), and a proof that comes late (the process was frozen, and its timers
+     * with it) cannot revive it.
+     */
     private void limitProof(long limit) {
+        String reason;
         synchronized (this) {
             if (state != State.HELD) {
                 return;
             }
-            proofLimitNanos = limit;
-            deadlineNanos = limited(confirmedNanos + ttl.toNanos() - driftMargin(ttl));
-            if (deadlineNanos - System.nanoTime() > 0) {
-                if (deadlineWatched) {
-                    armDeadlineCheck();
+            long now = System.nanoTime();
+            if (now - deadlineNanos >= 0) {
+                reason = deadlineReason();
+            } else {
+                long armed = deadlineNanos;
+                proofLimitNanos = limit;
+                deadlineNanos = limited(confirmedNanos + ttl.toNanos() - driftMargin(ttl));
+                if (deadlineNanos - now > 0) {
+                    // An earlier deadline needs the check sooner; a later one is found by the check
+                    // already armed, which re-arms itself (so a limit moved on every heartbeat does
+                    // not cancel and reschedule a timer each time).
+                    if (deadlineWatched && deadlineNanos - armed < 0) {
+                        armDeadlineCheck();
+                    }
+                    return;
                 }
-                return;
+                reason = SUSPENDED;
             }
         }
-        markLost(SUSPENDED);
+        markLost(reason);
     }
 
-    private static final String SUSPENDED = "the store's session could no longer vouch for it (connection suspended)";
+    private static final String SUSPENDED = "the store's session could no longer vouch for it "
+            + "(no answer from the server within the session timeout)";
 
     private String deadlineReason() {
         long limit = proofLimitNanos; // a racy read only picks the wording
@@ -181,7 +199,10 @@ final class HeldLease implements Lease {
                 throw e;
             }
             if (ok) {
-                confirmed(t0, lockAtMostFor);
+                LeaseLoss late = confirmed(t0, lockAtMostFor);
+                if (late != null) {
+                    throw new LeaseLostException(late);
+                }
             } else {
                 throw new LeaseLostException(markLost("the store refused to extend it (expired, taken over or force-released)"));
             }
@@ -349,14 +370,24 @@ final class HeldLease implements Lease {
         }
     }
 
-    /** A renewal or extend that started at {@code t0} was confirmed: the new deadline and TTL rule from now on. */
-    private synchronized void confirmed(long t0, Duration newTtl) {
-        if (state == State.HELD) {
-            ttl = newTtl;
-            confirmedNanos = t0;
-            deadlineNanos = limited(t0 + newTtl.toNanos() - driftMargin(newTtl));
-            rearm();
+    /**
+     * A renewal or extend that started at {@code t0} was confirmed: the new deadline and TTL rule
+     * from now on. Unless the deadline passed (or the lease was reported lost) while the store call
+     * was in flight: a lease once past its deadline stays lost, whatever the store says later.
+     *
+     * @return null if the lease is held on, else its loss
+     */
+    private LeaseLoss confirmed(long t0, Duration newTtl) {
+        synchronized (this) {
+            if (state == State.HELD && System.nanoTime() - deadlineNanos < 0) {
+                ttl = newTtl;
+                confirmedNanos = t0;
+                deadlineNanos = limited(t0 + newTtl.toNanos() - driftMargin(newTtl));
+                rearm();
+                return null;
+            }
         }
+        return markLost(deadlineReason());
     }
 
     private synchronized void watchDeadline() {

@@ -1,6 +1,7 @@
 package dev.turnstile;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
@@ -28,9 +29,26 @@ class LeaseProofTest {
         final InMemoryLockStore inner = new InMemoryLockStore();
         final AtomicReference<LeaseProof> proof = new AtomicReference<>();
         final AtomicBoolean watchClosed = new AtomicBoolean();
+        /**
+         * How long an extend takes (a slow round trip, or a process frozen during it), in ms; when
+         * set, the extend then says yes, as a session store whose node is still there does.
+         */
+        volatile long extendDelayMs;
 
         @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
-        @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+
+        @Override
+        public boolean extend(String n, String t, Duration ttl) {
+            if (extendDelayMs > 0) {
+                try {
+                    Thread.sleep(extendDelayMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return true;
+            }
+            return inner.extend(n, t, ttl);
+        }
         @Override public boolean release(String n, String t, Duration atLeast) { return inner.release(n, t, atLeast); }
         @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
         @Override public boolean forceRelease(String n) { return inner.forceRelease(n); }
@@ -94,6 +112,56 @@ class LeaseProofTest {
             Lease other = t.tryAcquire("b", LockOptions.lockAtMostFor(Duration.ofSeconds(10))).orElseThrow();
             store.proof.get().provenUntil(System.nanoTime() - 1);
             assertThat(other.isHeld()).as("a limit already past: lost now").isFalse();
+        }
+    }
+
+    @Test
+    void aDeadlinePassedWhileNobodyLookedIsNotRevivedByALaterProof() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            // No keep-alive and no onLost: nothing checks the deadline, as in a process frozen past it.
+            Lease lease = t.tryAcquire("frozen", LockOptions.lockAtMostFor(Duration.ofSeconds(10))).orElseThrow();
+            store.proof.get().provenUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100));
+            Thread.sleep(250);
+            // On resume the store's heartbeat answers first and proves the session again: too late.
+            store.proof.get().provenUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(8));
+            assertThat(lease.lost().toCompletableFuture().get(1, TimeUnit.SECONDS).reason()).contains("session");
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(lease.timeLeft()).isEqualTo(Duration.ZERO);
+        }
+    }
+
+    @Test
+    void aLimitMovedOnBeforeItPassesKeepsTheLeaseAndItsDeadlineCheck() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("beating", tenSeconds(lost)).orElseThrow();
+            // A heartbeat every 50 ms, each proving the session for 200 ms more.
+            for (int i = 0; i < 10; i++) {
+                store.proof.get().provenUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
+                assertThat(lease.timeLeft()).isLessThanOrEqualTo(Duration.ofMillis(200));
+                Thread.sleep(50);
+            }
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(lost).isNotDone();
+            long stopped = System.nanoTime();
+            LeaseLoss loss = lost.get(3, TimeUnit.SECONDS); // the beats stop: lost at the last limit
+            assertThat(Duration.ofNanos(System.nanoTime() - stopped)).isLessThan(Duration.ofMillis(400));
+            assertThat(loss.reason()).contains("session");
+        }
+    }
+
+    @Test
+    void aRenewalConfirmedAfterTheDeadlinePassedDoesNotReviveTheLease() throws Exception {
+        SessionStore store = new SessionStore();
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.tryAcquire("slow", LockOptions.lockAtMostFor(Duration.ofMillis(300))).orElseThrow();
+            store.extendDelayMs = 500; // the store answers yes, but only after the lease's deadline
+            assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(10))).isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("deadline");
+            assertThat(lease.isHeld()).isFalse();
+            assertThat(lease.lost().toCompletableFuture()).succeedsWithin(Duration.ofSeconds(1));
         }
     }
 }

@@ -11,9 +11,9 @@ public interface LeaseProof {
 
     /**
      * The lease is proven held only until {@code nanoTime} ({@link System#nanoTime()} scale): the
-     * lease then counts as lost at that moment unless an earlier call is lifted by
-     * {@link #NO_LIMIT} first (the connection came back in the same session). A time already past
-     * means lost now.
+     * lease then counts as lost at that moment unless a later call moves the limit on (a later
+     * limit, or {@link #NO_LIMIT}) before it passes. A time already past means lost now, and a
+     * lease whose deadline has passed stays lost whatever a later call says.
      *
      * @param nanoTime the last moment the store can vouch for the lease, or {@link #NO_LIMIT}
      */

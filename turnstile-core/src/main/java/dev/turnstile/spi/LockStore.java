@@ -115,7 +115,8 @@ public interface LockStore extends AutoCloseable {
     /**
      * Asks to be told when a lease this store granted can no longer be proven held for a reason
      * other than its TTL: a store whose leases hang on a session (ZooKeeper) calls
-     * {@link LeaseProof#provenUntil} when its connection is suspended and {@link LeaseProof#lost} when
+     * {@link LeaseProof#provenUntil} with the last moment the server cannot yet have expired the
+     * session (and moves it on as the session is proven alive) and {@link LeaseProof#lost} when
      * the session is gone, so that the holder reports the loss before the server can let another
      * client in (DESIGN principle 8). Stores without sessions return {@link ReleaseWatch#NONE}.
      *

@@ -4,6 +4,7 @@ import static dev.turnstile.testkit.TestTiming.ms;
 import static dev.turnstile.testkit.TestTiming.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 import dev.turnstile.Lease;
@@ -14,6 +15,9 @@ import dev.turnstile.LockOptions;
 import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
+import dev.turnstile.job.JobOptions;
+import dev.turnstile.job.JobRunner;
+import dev.turnstile.job.LockingScheduler;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.LockStore;
 import java.nio.file.Files;
@@ -28,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,6 +41,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -885,6 +891,72 @@ public abstract class LockStoreContract {
             assertThat(raw.release(name, "token-", Duration.ZERO)).as("prefix of the token").isFalse();
             assertThat(raw.release(name, "TOKEN-1", Duration.ZERO)).as("other case").isFalse();
             assertThat(raw.release(name, "token-1", Duration.ZERO)).isTrue();
+        }
+    }
+
+    @Nested
+    @Tag("release-after-loss") // -Dgroups=release-after-loss runs only these, on every store
+    @DisplayName("release after a loss")
+    class ReleaseAfterLoss {
+
+        private ReleaseOutcome releasePromptly(Lease lease) {
+            // A hang must fail the test, not the build: the release runs on a thread the test abandons.
+            return assertTimeoutPreemptively(ms(5_000), () -> lease.release(),
+                    "release() with lockAtLeastFor did not return: the store loops once the lease is gone");
+        }
+
+        @Test
+        @DisplayName("release with lockAtLeastFor after the lease was taken over returns promptly, reports it not held, leaves the new holder alone")
+        void atLeastForAfterTakeover() {
+            String name = unique("atleast-takeover");
+            Lease stale = held(client().tryAcquire(name, LockOptions.builder().lockAtMostFor(ms(300)).lockAtLeastFor(ms(200)).build()));
+            Turnstile other = client();
+            Lease fresh = await().atMost(ms(5_000)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> other.tryAcquire(name, ttl(10_000)).orElse(null), l -> l != null);
+            long start = System.nanoTime();
+            assertThat(releasePromptly(stale)).isEqualTo(ReleaseOutcome.ALREADY_EXPIRED);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("promptly").isLessThan(ms(2_000));
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("the new holder kept the lock").isEmpty();
+            assertThat(fresh.isHeld()).isTrue();
+            assertThat(fresh.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("the stale release left no hold behind").isPresent();
+        }
+
+        @Test
+        @DisplayName("release with lockAtLeastFor after a force-release returns promptly, reports it not held, holds nothing")
+        void atLeastForAfterForceRelease() {
+            String name = unique("atleast-forced");
+            Lease lease = held(client().tryAcquire(name, LockOptions.builder().lockAtMostFor(ms(10_000)).lockAtLeastFor(ms(5_000)).build()));
+            assertThat(client().forceRelease(name)).isTrue();
+            assertThat(releasePromptly(lease)).isIn(ReleaseOutcome.NOT_OWNER, ReleaseOutcome.ALREADY_EXPIRED);
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("the lock is free: no hold was made for a lease not held").isPresent();
+        }
+
+        @Test
+        @DisplayName("a locked schedule whose run overran and lost its lock (lockAtLeastFor, interruptOnLoss(false)) keeps ticking")
+        void overrunningScheduleKeepsTicking() throws Exception {
+            String name = unique("atleast-tick");
+            Turnstile other = client();
+            AtomicInteger runs = new AtomicInteger();
+            CountDownLatch takenOver = new CountDownLatch(1);
+            JobOptions options = JobOptions.builder().lockAtMostFor(ms(300)).lockAtLeastFor(ms(200)).interruptOnLoss(false).build();
+            ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+            try {
+                LockingScheduler scheduler = LockingScheduler.wrap(executor, JobRunner.builder(client()).build());
+                scheduler.scheduleWithFixedDelay(name, options, () -> {
+                    if (runs.incrementAndGet() == 1) {
+                        // Overrun the TTL until another instance has taken the lock over.
+                        Lease taker = await().atMost(ms(5_000)).pollInterval(Duration.ofMillis(20))
+                                .until(() -> other.tryAcquire(name, ttl(200)).orElse(null), l -> l != null);
+                        taker.release();
+                        takenOver.countDown();
+                    }
+                }, 0, ms(20).toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(takenOver.await(ms(10_000).toMillis(), TimeUnit.MILLISECONDS)).as("the first run was taken over").isTrue();
+                await().atMost(ms(5_000)).untilAsserted(() -> assertThat(runs.get()).as("later ticks ran").isGreaterThanOrEqualTo(3));
+            } finally {
+                executor.shutdownNow();
+            }
         }
     }
 }

@@ -22,7 +22,9 @@ import org.apache.zookeeper.data.Stat;
  * @param expiresAt when the lease ends unless extended, ISO-8601, the holder's clock (for people)
  * @param fence on a hold marker, the fence of the lease it keeps
  * @param untilMs on a hold marker, the server time (epoch ms) until which the lock stays taken
- * @param acquiredAtMs on a hold marker, the server time the lease was taken (its node's ctime)
+ * @param acquiredAtMs the server time (epoch ms) the lease started: on a hold marker, and on a lease
+ *     node rewritten by an extend; absent on the write that started the lease, whose {@code mtime}
+ *     is that time
  * @param queued {@code true} on a waiter's place in line (not a lease: it holds nothing, but keeps
  *     the nodes behind it waiting until it expires, {@code ttl_ms} after its last write)
  */
@@ -41,9 +43,24 @@ record NodeData(
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The data of the write that starts a lease (an acquire): the lease starts at its {@code mtime}. */
     static NodeData lease(String owner, String token, long ttlMs, String from, long clientNowMs) {
+        return extended(owner, token, ttlMs, from, clientNowMs, null);
+    }
+
+    /** The data of an extend of a lease that started at {@code startedMs} (server time, epoch ms). */
+    static NodeData extended(String owner, String token, long ttlMs, String from, long clientNowMs, Long startedMs) {
         return new NodeData(owner, token, ttlMs, from, java.time.Instant.ofEpochMilli(clientNowMs).toString(),
-                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, null, null);
+                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, startedMs, null);
+    }
+
+    /**
+     * The server time (epoch ms) the lease of a node with this data and stat started: the acquiring
+     * write's {@code mtime} (a node's creation, a place's promotion, or the write that made a node
+     * the holder after others went), which an extend carries along in {@code acquired_at_ms}.
+     */
+    long leaseStartMs(Stat stat) {
+        return acquiredAtMs != null ? acquiredAtMs : stat.getMtime();
     }
 
     /** A waiter's place in line: expires {@code queueTimeoutMs} after its last write unless touched. */

@@ -73,14 +73,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>lockAtLeastFor.</b> An early release replaces the ephemeral node, in one transaction, by a
  * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease's start
- * plus the minimum hold (a server time: the node's {@code ctime}, or the {@code mtime} of the write
- * that made it the holder when it became first after its creation), so it holds even when the
- * process exits right after the release.
+ * plus the minimum hold (a server time: the {@code mtime} of the write that made the node the
+ * holder, see {@link NodeData#leaseStartMs}), so it holds even when the process exits right after
+ * the release. The marker is removed when its hold ends, by the store that made it or, if that
+ * process is gone, by any store's periodic sweep ({@link Builder#holdSweepInterval}), and the
+ * lock's parent with it once empty. A release whose lease node is gone returns false at once; no
+ * release, extend or force-release retries more than {@link #MAX_RACES} times.
  *
  * <p><b>Sessions.</b> The session is the lease's heartbeat: see {@link ZooKeeperLockStoreFactory}
- * for the session timeout. While the connection is suspended the lease cannot be proven held;
- * {@link #extend} fails with {@link StoreUnavailableException} (the lease keeper retries until the
- * local deadline), and once the session is lost every extend is refused.
+ * for the session timeout. A held lease is proven only until the last answered request plus the
+ * session timeout, less a margin, from the acquire on (a frozen process's lease ends locally
+ * before the server can expire its session); a heartbeat every quarter of the session timeout
+ * moves that bound on. While the connection is suspended {@link #extend} fails with
+ * {@link StoreUnavailableException} (the lease keeper retries until the local deadline), and once
+ * the session is lost every extend is refused.
  *
  * <p><b>Waiting line.</b> A waiting acquire (every try of one wait carries one token) keeps its node
  * as its place in line, marked {@code "queued":true}, from try to try: it holds nothing, but the
@@ -99,6 +105,8 @@ public final class ZooKeeperLockStore implements LockStore {
     private static final String DEFAULT_BASE = "/turnstile";
     /** The default {@link Builder#queueTimeout}. */
     static final Duration DEFAULT_QUEUE_TIMEOUT = Duration.ofSeconds(3);
+    /** The default {@link Builder#holdSweepInterval}. */
+    static final Duration DEFAULT_HOLD_SWEEP_INTERVAL = Duration.ofMinutes(1);
     private static final byte[] EMPTY = new byte[0];
 
     private final CuratorFramework client;
@@ -133,6 +141,16 @@ public final class ZooKeeperLockStore implements LockStore {
     /** This store's release listeners by lock name (see {@link #watchReleases}). */
     private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong wakeUps = new java.util.concurrent.atomic.AtomicLong();
+    /** The {@link #lastContact} last handed to the held leases as their proof limit (see {@link #contact}). */
+    private final java.util.concurrent.atomic.AtomicLong publishedContact = new java.util.concurrent.atomic.AtomicLong();
+    /**
+     * Ends hold markers and sweeps expired ones (see {@link #endHold}, {@link #sweepHolds}): their
+     * own thread, so that this I/O never delays the session heartbeat on {@link #watchThread}.
+     */
+    private final ScheduledExecutorService sweepThread;
+    private final long holdSweepIntervalMs;
+    /** Where the next periodic sweep starts among the lock names (guarded by the sweep thread). */
+    private int sweepCursor;
 
     private ZooKeeperLockStore(Builder b) {
         this.client = b.client;
@@ -152,6 +170,13 @@ public final class ZooKeeperLockStore implements LockStore {
         watchThread.scheduleWithFixedDelay(this::proveSession, beat, beat, TimeUnit.MILLISECONDS);
         long touch = Math.max(10, queueTimeoutMs / 3);
         watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
+        this.holdSweepIntervalMs = b.holdSweepIntervalMs;
+        this.sweepThread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "turnstile-zookeeper-sweep");
+            t.setDaemon(true);
+            return t;
+        });
+        sweepThread.scheduleWithFixedDelay(this::sweepHolds, holdSweepIntervalMs, holdSweepIntervalMs, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -170,14 +195,16 @@ public final class ZooKeeperLockStore implements LockStore {
     }
 
     /**
-     * Sessions and leases (DESIGN principle 8, with the session timeout in the TTL's role). While
-     * connected, the server keeps the session, and so the lease nodes, alive. Once the connection is
-     * SUSPENDED, the server may expire the session as soon as the session timeout has passed since it
-     * last heard from this client, and then let another client in: so every held lease is proven
+     * Sessions and leases (DESIGN principle 8, with the session timeout in the TTL's role). The
+     * server may expire the session as soon as the session timeout has passed since it last heard
+     * from this client, and then let another client in; a frozen or cut-off process never sees that
+     * happen. So every held lease is proven, always and not only once the connection is SUSPENDED,
      * only until the send time of the last answered request plus the session timeout, less a margin
-     * for the two clocks' rates. The store keeps that send time recent while it holds leases (a
-     * cheap request every quarter of the session timeout). RECONNECTED in the same session lifts the
-     * limit; LOST, or a reconnection in a new session, ends every lease at once.
+     * for the two clocks' rates ({@link #proofLimit}); the lease's local deadline is never later. The
+     * store keeps that send time recent while it holds leases (a cheap request every quarter of the
+     * session timeout, {@link #proveSession}) and moves the limit on after each answer. RECONNECTED
+     * in the same session proves the session at once; LOST, or a reconnection in a new session,
+     * ends every lease at once.
      */
     private void stateChanged(CuratorFramework c, ConnectionState newState) {
         state = newState;
@@ -191,8 +218,14 @@ public final class ZooKeeperLockStore implements LockStore {
                 long id = currentSessionId();
                 if (sessionId != 0 && id != sessionId) {
                     sessionEnded("the ZooKeeper session expired: the client reconnected in a new session");
-                } else {
-                    proofs.values().forEach(p -> p.provenUntil(LeaseProof.NO_LIMIT));
+                } else if (!proofs.isEmpty()) {
+                    // Still the leases' session: prove it now rather than at the next beat, so a long
+                    // suspension does not leave the leases with a limit about to pass.
+                    try {
+                        watchThread.execute(this::proveSession);
+                    } catch (RejectedExecutionException closing) {
+                        // the store is closing
+                    }
                 }
                 sessionId = id;
             }
@@ -229,12 +262,37 @@ public final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    /** A request answered: the session was alive on the server when it was sent. */
+    /**
+     * A request answered: the session was alive on the server when it was sent. Moves the held
+     * leases' proof limit on once it has moved by a sixteenth of the session timeout, so that
+     * leases are not called on every request.
+     */
     private void contact(long sentNanos) {
-        lastContact.accumulateAndGet(sentNanos, (a, b) -> b - a > 0 ? b : a);
+        long latest = lastContact.accumulateAndGet(sentNanos, (a, b) -> b - a > 0 ? b : a);
+        long published = publishedContact.get();
+        if (!proofs.isEmpty() && latest - published > TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs()) / 16
+                && publishedContact.compareAndSet(published, latest)) {
+            publishProofLimit();
+        }
     }
 
-    /** Keeps {@link #lastContact} recent while leases are held, so a short suspension costs no lease. */
+    /**
+     * Hands every held lease the limit of its proof ({@link #proofLimit}). Only while the client is
+     * still in the leases' session: after an expiry the state listener ends them instead, and an
+     * answer in a new session proves nothing about the old one.
+     */
+    private void publishProofLimit() {
+        if (sessionId != 0 && currentSessionId() != sessionId) {
+            return;
+        }
+        long limit = proofLimit();
+        proofs.values().forEach(p -> p.provenUntil(limit));
+    }
+
+    /**
+     * Keeps {@link #lastContact} recent while leases are held, and so their deadlines ahead: a
+     * lease is proven only until the last answered request plus the session timeout.
+     */
     private void proveSession() {
         if (proofs.isEmpty() || closed || state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
             return;
@@ -242,7 +300,9 @@ public final class ZooKeeperLockStore implements LockStore {
         long t0 = System.nanoTime();
         try {
             client.checkExists().forPath("/");
-            contact(t0);
+            lastContact.accumulateAndGet(t0, (a, b) -> b - a > 0 ? b : a);
+            publishedContact.set(lastContact.get());
+            publishProofLimit();
         } catch (Exception e) {
             log.debug("session heartbeat failed: {}", e.toString());
         }
@@ -255,7 +315,9 @@ public final class ZooKeeperLockStore implements LockStore {
         if (s == ConnectionState.LOST) {
             proofs.remove(token, proof);
             proof.lost("the ZooKeeper session was lost");
-        } else if (s == ConnectionState.SUSPENDED) {
+        } else {
+            // Bounded from the start: a process frozen from now on has its lease end locally before
+            // the server can expire its session (the heartbeat moves the limit on while it lives).
             proof.provenUntil(proofLimit());
         }
         return () -> proofs.remove(token, proof);
@@ -287,7 +349,9 @@ public final class ZooKeeperLockStore implements LockStore {
                         client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(prefix, data),
                         client.transactionOp().setData().forPath(parent, EMPTY));
             } catch (KeeperException.NoNodeException noParent) {
-                if (attempt > 0) {
+                // No parent yet, or an empty one removed meanwhile (by the server's container reaper,
+                // or by a store ending a hold marker, see deleteIfEmpty): make it again, a few times.
+                if (attempt >= 3) {
                     throw noParent;
                 }
                 client.createContainers(parent);
@@ -320,6 +384,7 @@ public final class ZooKeeperLockStore implements LockStore {
             throw failure("acquiring lock '" + request.name() + "'", e);
         }
         contacted(t0);
+        long grantedAt = System.nanoTime();
         boolean granted = false;
         Stat stat = createdStat(c);
         try {
@@ -331,6 +396,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 // would end early on the server, and lockAtLeastFor would count from before it held.
                 stat = client.setData().withVersion(0).forPath(c.path(), data.bytes());
             }
+            grantedAt = System.nanoTime();
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
             granted = false;
         } catch (RuntimeException e) {
@@ -345,7 +411,7 @@ public final class ZooKeeperLockStore implements LockStore {
         if (!granted) {
             return Optional.empty();
         }
-        ownNodes.put(request.token(), new Found(c.path(), stat, data, stat.getMtime()));
+        ownNodes.put(request.token(), new Found(c.path(), stat, data, stat.getMtime(), grantedAt));
         return Optional.of(new Grant(c.czxid(), Instant.ofEpochMilli(stat.getMtime()), Instant.ofEpochMilli(stat.getMtime() + ttlMs)));
     }
 
@@ -620,7 +686,7 @@ public final class ZooKeeperLockStore implements LockStore {
             p.open = false;
             places.remove(r.token(), p);
         }
-        ownNodes.put(r.token(), new Found(p.path, written, lease, written.getMtime()));
+        ownNodes.put(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
         return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
                 Instant.ofEpochMilli(written.getMtime() + ttlMs)));
     }
@@ -675,13 +741,13 @@ public final class ZooKeeperLockStore implements LockStore {
 
     // --- extend and release -----------------------------------------------------------------
 
-    /** A lease node found by its token. */
     /**
-     * A lease node found by its token, with the server time its lease started: the acquiring write's
-     * mtime where this store granted it (a place promoted, or a node that became first after others
-     * went, started its lease after its creation), else the node's ctime.
+     * A lease node found by its token, with the server time its lease started (the acquiring write's
+     * mtime: a place promoted, or a node that became first after others went, started its lease after
+     * its creation; see {@link NodeData#leaseStartMs}) and, where this store granted it, when
+     * ({@code nanoTime}) the acquiring write's answer arrived, else 0.
      */
-    private record Found(String path, Stat stat, NodeData data, long acquiredAtMs) {}
+    private record Found(String path, Stat stat, NodeData data, long acquiredAtMs, long grantedNanos) {}
 
     /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
     private Found find(String name, String token) {
@@ -714,7 +780,8 @@ public final class ZooKeeperLockStore implements LockStore {
         Stat stat = new Stat();
         try {
             NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(path));
-            return token.equals(data.token()) && data.untilMs() == null && !data.isPlace() ? new Found(path, stat, data, stat.getCtime()) : null;
+            return token.equals(data.token()) && data.untilMs() == null && !data.isPlace()
+                    ? new Found(path, stat, data, data.leaseStartMs(stat), 0) : null;
         } catch (KeeperException.NoNodeException gone) {
             return null;
         } catch (Exception e) {
@@ -727,13 +794,15 @@ public final class ZooKeeperLockStore implements LockStore {
         checkOpen();
         checkSession("extending lock '" + name + "'");
         long ttlMs = Math.max(1, ttl.toMillis());
-        while (true) {
+        for (int attempt = 0; attempt < MAX_RACES; attempt++) {
             Found f = find(name, token);
             if (f == null) {
                 return false;
             }
             long expiredAt = f.data().expiresAtMs(f.stat());
-            NodeData next = NodeData.lease(f.data().owner(), token, ttlMs, "mtime", System.currentTimeMillis());
+            // The lease's start goes along, so that a release that finds the node by a scan counts
+            // lockAtLeastFor from it, not from this extend.
+            NodeData next = NodeData.extended(f.data().owner(), token, ttlMs, "mtime", System.currentTimeMillis(), f.acquiredAtMs());
             Stat written;
             long t0 = System.nanoTime();
             try {
@@ -755,9 +824,22 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return false;
             }
-            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next, old.acquiredAtMs()));
+            ownNodes.computeIfPresent(token, (t, old) -> new Found(f.path(), written, next, old.acquiredAtMs(), old.grantedNanos()));
             return true;
         }
+        throw raced("extending lock '" + name + "'");
+    }
+
+    /**
+     * How many times a release, extend or force-release looks again after another client's write
+     * got in its way, before it gives up with {@link StoreUnavailableException}: no store call loops
+     * without bound.
+     */
+    static final int MAX_RACES = 8;
+
+    private StoreUnavailableException raced(String what) {
+        return new StoreUnavailableException(what + " on " + description + " failed: the lock's nodes changed under it "
+                + MAX_RACES + " times in a row (other clients' writes); try again", null);
     }
 
     @Override
@@ -780,14 +862,20 @@ public final class ZooKeeperLockStore implements LockStore {
         return releaseFound(name, token, lockAtLeastFor);
     }
 
+    /**
+     * Deletes the token's lease node, or swaps it for a hold marker: true if this release ended a
+     * lease of the token, false if it has none (expired and removed by a contender, force-released,
+     * or gone with its session). Never loops: it looks again at most {@link #MAX_RACES} times.
+     */
     private boolean releaseFound(String name, String token, Duration lockAtLeastFor) {
-        while (true) {
+        for (int attempt = 0; attempt < MAX_RACES; attempt++) {
             Found f = find(name, token);
             if (f == null) {
+                ownNodes.remove(token);
                 return false;
             }
             try {
-                if (lockAtLeastFor.isZero()) {
+                if (lockAtLeastFor.isZero() || holdIsOver(f, lockAtLeastFor)) {
                     client.delete().withVersion(f.stat().getVersion()).forPath(f.path());
                 } else {
                     holdUntil(name, f, lockAtLeastFor);
@@ -795,39 +883,56 @@ public final class ZooKeeperLockStore implements LockStore {
                 ownNodes.remove(token);
                 return true;
             } catch (KeeperException.NoNodeException gone) {
-                if (!lockAtLeastFor.isZero()) {
-                    // The transaction also deletes a stale hold marker, which another client may
-                    // have removed since it was seen: nothing was applied, so look again.
-                    continue;
-                }
+                // Either the lease node is gone, or (with a hold) the stale marker the transaction
+                // also deletes was removed by another client since it was seen; the transaction
+                // applied nothing either way. This store's record of the node cannot tell the two
+                // apart, so forget it: the next look scans the lock's nodes and finds the lease node
+                // again, or finds none (then the lease is not held, and the release says so).
                 ownNodes.remove(token);
-                return false;
             } catch (KeeperException.BadVersionException raced) {
                 ownNodes.remove(token);
-                continue;
             } catch (Exception e) {
                 throw failure("releasing lock '" + name + "'", e);
             }
         }
+        throw raced("releasing lock '" + name + "'");
+    }
+
+    /**
+     * Whether the minimum hold has certainly passed on the server too, so the release needs no
+     * marker: the acquiring write was applied before its answer arrived, so once {@code lockAtLeastFor}
+     * (plus a margin for the clocks' rates) has passed here since that answer, it has passed on the
+     * server's clock since the lease's start. Unknown for a node found by a scan.
+     */
+    private static boolean holdIsOver(Found f, Duration lockAtLeastFor) {
+        long hold = lockAtLeastFor.toNanos();
+        return f.grantedNanos() != 0 && System.nanoTime() - f.grantedNanos() - (hold + hold / 100 + TimeUnit.MILLISECONDS.toNanos(2)) >= 0;
     }
 
     /**
      * Swaps the ephemeral lease node for the persistent hold marker in one transaction: the lock
-     * stays taken until the lease's ctime plus {@code lockAtLeastFor} (server times), whether or not
+     * stays taken until the lease's start plus {@code lockAtLeastFor} (server times), whether or not
      * this process lives on. A stale marker (expired, or left by a lease that was force-released) is
-     * replaced.
+     * replaced. The same transaction writes the lock's parent, whose mtime tells the server's time,
+     * and so how long the hold has left: this store removes the marker (and the then empty parent)
+     * when it ends ({@link #endHold}); should this process be gone by then, any store's periodic
+     * sweep does ({@link #sweepHolds}).
      */
     private void holdUntil(String name, Found f, Duration lockAtLeastFor) throws Exception {
-        String hold = lockPath(name) + "/" + HOLD;
-        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.acquiredAtMs(),
-                f.acquiredAtMs() + lockAtLeastFor.toMillis());
+        String parent = lockPath(name);
+        String hold = parent + "/" + HOLD;
+        long until = f.acquiredAtMs() + lockAtLeastFor.toMillis();
+        NodeData marker = NodeData.hold(f.data(), f.stat().getCzxid(), f.acquiredAtMs(), until);
         List<CuratorOp> ops = new ArrayList<>();
         ops.add(client.transactionOp().delete().withVersion(f.stat().getVersion()).forPath(f.path()));
         if (client.checkExists().forPath(hold) != null) {
             ops.add(client.transactionOp().delete().forPath(hold));
         }
         ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(hold, marker.bytes()));
-        client.transaction().forOperations(ops);
+        ops.add(client.transactionOp().setData().forPath(parent, EMPTY));
+        List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
+        long serverNow = results.get(results.size() - 1).getResultStat().getMtime();
+        scheduleEndHold(parent, f.stat().getCzxid(), until - serverNow, 0);
     }
 
     // --- listing and administration -----------------------------------------------------------
@@ -850,7 +955,7 @@ public final class ZooKeeperLockStore implements LockStore {
             Holder h = holder(lockPath(name), now);
             if (h != null) {
                 long fence = h.data().fence() != null ? h.data().fence() : h.stat().getCzxid();
-                long acquired = h.data().acquiredAtMs() != null ? h.data().acquiredAtMs() : h.stat().getCtime();
+                long acquired = h.data().leaseStartMs(h.stat());
                 out.add(new LockInfo(name, h.data().owner(), fence, Instant.ofEpochMilli(acquired),
                         Instant.ofEpochMilli(h.data().expiresAtMs(h.stat()))));
             }
@@ -898,7 +1003,7 @@ public final class ZooKeeperLockStore implements LockStore {
         String parent = lockPath(name);
         long now = serverNow();
         boolean freed = false;
-        while (true) {
+        for (int attempt = 0; attempt < MAX_RACES; attempt++) {
             Holder h = holder(parent, now);
             if (h == null) {
                 return freed;
@@ -915,6 +1020,7 @@ public final class ZooKeeperLockStore implements LockStore {
                 return true;
             }
         }
+        throw raced("force-releasing lock '" + name + "'");
     }
 
     /** The server's clock now (epoch ms): the mtime of a write to the store's clock node. */
@@ -933,6 +1039,125 @@ public final class ZooKeeperLockStore implements LockStore {
             }
         } catch (Exception e) {
             throw failure("reading the server's clock", e);
+        }
+    }
+
+    // --- ending hold markers -------------------------------------------------------------------
+
+    /**
+     * Hold markers are persistent (they must outlive the process that made them), so nothing of the
+     * server's removes them: the store that made one removes it when its hold ends, and every store
+     * sweeps the base path now and then for markers whose hold has ended, so that one left by a
+     * process that is gone goes too. Both judge on the server's clock and delete with the version
+     * they read (a marker rewritten meanwhile is someone's new hold and stays), and then remove the
+     * lock's parent if it is empty (again versioned: an acquire writes the parent, so a parent in
+     * use stays; an acquire that finds its parent gone makes it again).
+     */
+    private void scheduleEndHold(String parent, long fence, long inMs, int attempt) {
+        try {
+            sweepThread.schedule(() -> endHold(parent, fence, attempt), Math.max(0, inMs) + 20, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            // the store is closing: another store's sweep removes the marker
+        }
+    }
+
+    /** Removes the hold marker of the lease with fence {@code fence} once its hold has ended. */
+    private void endHold(String parent, long fence, int attempt) {
+        if (closed) {
+            return;
+        }
+        String hold = parent + "/" + HOLD;
+        try {
+            Stat stat = new Stat();
+            NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(hold));
+            if (data.fence() == null || data.fence() != fence || data.untilMs() == null) {
+                return; // another lease's hold now: its own store (or the sweep) ends it
+            }
+            long left = data.untilMs() - serverNow();
+            if (left > 0) {
+                if (attempt < MAX_RACES) {
+                    scheduleEndHold(parent, fence, left, attempt + 1); // the clocks' rates differ a little
+                }
+                return;
+            }
+            if (deleteExpired(hold, stat)) {
+                deleteIfEmpty(parent);
+            }
+        } catch (KeeperException.NoNodeException gone) {
+            // removed already (a later acquire of the lock, a force-release, a sweep)
+        } catch (Exception e) {
+            log.debug("could not remove the ended hold marker {} yet (the periodic sweep will): {}", hold, e.toString());
+        }
+    }
+
+    /** Deletes an ended marker with the version read: false if it was rewritten or removed meanwhile. */
+    private boolean deleteExpired(String path, Stat read) throws Exception {
+        try {
+            client.delete().withVersion(read.getVersion()).forPath(path);
+            return true;
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException raced) {
+            return false;
+        }
+    }
+
+    /** Deletes a lock's parent if it has no children and nobody wrote it since it was read. */
+    private void deleteIfEmpty(String parent) throws Exception {
+        Stat stat = client.checkExists().forPath(parent);
+        if (stat == null || stat.getNumChildren() > 0) {
+            return;
+        }
+        try {
+            client.delete().withVersion(stat.getVersion()).forPath(parent);
+        } catch (KeeperException.NoNodeException | KeeperException.NotEmptyException | KeeperException.BadVersionException inUse) {
+            // gone already, or an acquire got there first: the parent is in use again
+        }
+    }
+
+    /** How many lock names one periodic sweep looks at, so that a sweep's cost stays bounded. */
+    static final int SWEEP_BATCH = 100;
+
+    /**
+     * The periodic sweep: looks at up to {@link #SWEEP_BATCH} lock names (the next ones after the
+     * last sweep's, in name order, so that every name is looked at in turn), and removes the hold
+     * markers among them whose hold has ended by the server's clock, with the then empty parents.
+     */
+    void sweepHolds() {
+        if (closed || state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+            return;
+        }
+        try {
+            List<String> names = new ArrayList<>(client.getChildren().forPath(base + "/locks"));
+            if (names.isEmpty()) {
+                return;
+            }
+            names.sort(null);
+            int from = sweepCursor % names.size();
+            int count = Math.min(SWEEP_BATCH, names.size());
+            sweepCursor = from + count;
+            long now = Long.MIN_VALUE;
+            for (int i = 0; i < count && !closed; i++) {
+                String parent = base + "/locks/" + names.get((from + i) % names.size());
+                Stat stat = new Stat();
+                NodeData data;
+                try {
+                    data = NodeData.parse(client.getData().storingStatIn(stat).forPath(parent + "/" + HOLD));
+                } catch (KeeperException.NoNodeException none) {
+                    continue;
+                }
+                if (data.untilMs() == null) {
+                    continue; // not a marker Turnstile wrote: not ours to judge
+                }
+                if (now == Long.MIN_VALUE) {
+                    now = serverNow();
+                }
+                if (data.untilMs() <= now && deleteExpired(parent + "/" + HOLD, stat)) {
+                    deleteIfEmpty(parent);
+                }
+            }
+        } catch (KeeperException.NoNodeException none) {
+            // no lock was ever taken under this base path
+        } catch (Exception e) {
+            log.debug("sweeping ended hold markers under {} failed (next sweep in {} ms): {}", base, holdSweepIntervalMs, e.toString());
         }
     }
 
@@ -972,6 +1197,7 @@ public final class ZooKeeperLockStore implements LockStore {
         closed = true;
         client.getConnectionStateListenable().removeListener(stateListener);
         watchThread.shutdownNow();
+        sweepThread.shutdownNow();
         if (ownsClient) {
             // Closing our own client ends the session, and the server drops the held locks' nodes
             // at once: their leases are lost now, and must say so before anyone else can be let in.
@@ -1120,6 +1346,7 @@ public final class ZooKeeperLockStore implements LockStore {
         private String basePath = DEFAULT_BASE;
         private String description;
         private long queueTimeoutMs = DEFAULT_QUEUE_TIMEOUT.toMillis();
+        private long holdSweepIntervalMs = DEFAULT_HOLD_SWEEP_INTERVAL.toMillis();
 
         private Builder(CuratorFramework client) {
             this.client = client;
@@ -1177,6 +1404,26 @@ public final class ZooKeeperLockStore implements LockStore {
                         + "(default 3 s): a waiter's place is rewritten every third of it");
             }
             this.queueTimeoutMs = timeout.toMillis();
+            return this;
+        }
+
+        /**
+         * Sets how often the store sweeps the base path for {@code lockAtLeastFor} hold markers whose
+         * hold has ended. A store removes the markers it made itself when their hold ends; the sweep
+         * is for those left by a process that is gone. Each sweep looks at up to 100 lock names (the
+         * next ones in turn), and costs one read per name plus, if it finds a marker, one write for
+         * the server's time. Default 1 min.
+         *
+         * @param interval the time between two sweeps
+         * @return this builder
+         * @throws IllegalArgumentException if not at least 100 ms
+         */
+        public Builder holdSweepInterval(Duration interval) {
+            if (interval == null || interval.toMillis() < 100) {
+                throw new IllegalArgumentException("hold sweep interval " + interval + " is invalid: give at least 100 ms "
+                        + "(default 1 min)");
+            }
+            this.holdSweepIntervalMs = interval.toMillis();
             return this;
         }
 

@@ -2,6 +2,7 @@ package dev.turnstile.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -21,6 +22,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -126,6 +129,103 @@ class ZooKeeperLockStoreTest {
                 assertThat(store.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30))))
                         .as("held until lockAtLeastFor ends").isEmpty();
             }
+        }
+    }
+
+    /** Every node left under a base path's lock parents: parents and their children. */
+    private static int nodesLeft(CuratorFramework c, String base) throws Exception {
+        if (c.checkExists().forPath(base + "/locks") == null) {
+            return 0;
+        }
+        int n = 0;
+        for (String parent : c.getChildren().forPath(base + "/locks")) {
+            try {
+                n += 1 + c.getChildren().forPath(base + "/locks/" + parent).size();
+            } catch (KeeperException.NoNodeException removedMeanwhile) {
+                // counted as gone
+            }
+        }
+        return n;
+    }
+
+    private static final int NAMES = 40;
+
+    /** Takes {@link #NAMES} names once each and releases them early with a 3 s hold. */
+    private static void useOnceWithAHold(ZooKeeperLockStore store) {
+        for (int i = 0; i < NAMES; i++) {
+            String name = "once-" + i;
+            store.tryAcquire(new AcquireRequest(name, "me", "t" + i, Duration.ofSeconds(30))).orElseThrow();
+            assertThat(store.release(name, "t" + i, Duration.ofSeconds(3))).isTrue();
+        }
+    }
+
+    @Test
+    void holdMarkersAndTheirParentsAreRemovedWhenTheHoldEnds() throws Exception {
+        String base = "/" + unique("holds-same");
+        try (CuratorFramework c = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).basePath(base)
+                .holdSweepInterval(Duration.ofMinutes(10)).build()) {
+            useOnceWithAHold(store);
+            assertThat(nodesLeft(c, base)).as("held until lockAtLeastFor ends").isEqualTo(2 * NAMES);
+            assertThat(store.tryAcquire(new AcquireRequest("once-0", "you", "u", Duration.ofSeconds(30)))).isEmpty();
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(nodesLeft(c, base))
+                    .as("the store that made the markers removes them, and the empty parents, as each hold ends").isZero());
+            assertThat(store.tryAcquire(new AcquireRequest("once-0", "you", "u", Duration.ofSeconds(30)))).isPresent();
+        }
+    }
+
+    @Test
+    void holdMarkersLeftByAProcessThatIsGoneAreSweptByAnotherStore() throws Exception {
+        String base = "/" + unique("holds-gone");
+        try (CuratorFramework maker = curator()) {
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(maker).basePath(base).build()) {
+                useOnceWithAHold(store);
+            } // closed at once: its own removals never run
+            maker.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+        }
+        try (CuratorFramework c = curator()) {
+            assertThat(nodesLeft(c, base)).as("the markers outlive their maker until their hold ends").isEqualTo(2 * NAMES);
+            try (ZooKeeperLockStore sweeper = ZooKeeperLockStore.builder(c).basePath(base).holdSweepInterval(Duration.ofMillis(200)).build()) {
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(nodesLeft(c, base))
+                        .as("a new store's periodic sweep removes the ended markers and their parents").isZero());
+            }
+        }
+    }
+
+    @Test
+    void aSweepLeavesAMarkerWhoseHoldIsStillOn() throws Exception {
+        String base = "/" + unique("holds-on");
+        try (CuratorFramework c = curator(); ZooKeeperLockStore maker = ZooKeeperLockStore.builder(c).basePath(base).build();
+                ZooKeeperLockStore sweeper = ZooKeeperLockStore.builder(c).basePath(base).holdSweepInterval(Duration.ofMillis(100)).build()) {
+            maker.tryAcquire(new AcquireRequest("long", "me", "t1", Duration.ofSeconds(30))).orElseThrow();
+            assertThat(maker.release("long", "t1", Duration.ofSeconds(20))).isTrue();
+            Thread.sleep(600);
+            assertThat(c.checkExists().forPath(maker.lockPath("long") + "/" + ZooKeeperLockStore.HOLD)).as("still on").isNotNull();
+            assertThat(sweeper.tryAcquire(new AcquireRequest("long", "you", "u1", Duration.ofSeconds(30)))).isEmpty();
+        }
+    }
+
+    @Test
+    void aReleaseThatFindsAPromotedPlaceByAScanHoldsFromThePromotionNotTheQueueing() throws Exception {
+        try (CuratorFramework c = curator(); ZooKeeperLockStore holder = ZooKeeperLockStore.builder(c).build();
+                ZooKeeperLockStore waiter = ZooKeeperLockStore.builder(c).build();
+                ZooKeeperLockStore other = ZooKeeperLockStore.builder(c).build()) {
+            String name = unique("promoted");
+            holder.tryAcquire(new AcquireRequest(name, "a", "a1", Duration.ofSeconds(30))).orElseThrow();
+            assertThat(waiter.tryAcquire(new AcquireRequest(name, "b", "b1", Duration.ofSeconds(30), true))).as("queued").isEmpty();
+            Thread.sleep(1_000); // queued for a second before it is promoted
+            holder.release(name, "a1", Duration.ZERO);
+            await().atMost(Duration.ofSeconds(5)).until(() -> waiter.tryAcquire(
+                    new AcquireRequest(name, "b", "b1", Duration.ofSeconds(30), true)).isPresent());
+            assertThat(waiter.extend(name, "b1", Duration.ofSeconds(30))).isTrue(); // an extend rewrites the node
+            String node = c.getChildren().forPath(holder.lockPath(name)).get(0);
+            Stat promoted = new Stat();
+            c.getData().storingStatIn(promoted).forPath(holder.lockPath(name) + "/" + node);
+            // A store that does not know the node (another process with the token) finds it by a scan.
+            assertThat(other.release(name, "b1", Duration.ofSeconds(10))).isTrue();
+            JsonNode marker = new ObjectMapper().readTree(c.getData().forPath(holder.lockPath(name) + "/" + ZooKeeperLockStore.HOLD));
+            assertThat(marker.get("acquired_at_ms").asLong()).as("the lease started at its promotion")
+                    .isGreaterThanOrEqualTo(promoted.getCtime() + 900).isLessThanOrEqualTo(promoted.getMtime());
+            assertThat(marker.get("until_ms").asLong()).isEqualTo(marker.get("acquired_at_ms").asLong() + 10_000);
         }
     }
 

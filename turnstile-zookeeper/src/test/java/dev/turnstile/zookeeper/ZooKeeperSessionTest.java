@@ -7,10 +7,14 @@ import dev.turnstile.Lease;
 import dev.turnstile.LeaseLoss;
 import dev.turnstile.LockOptions;
 import dev.turnstile.Turnstile;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -106,6 +110,65 @@ class ZooKeeperSessionTest {
                 lease.extend(Duration.ofMinutes(1));
             } finally {
                 c.close();
+            }
+        }
+    }
+
+    @Test
+    void aLeaseDeadlineIsBoundedByTheSessionTimeoutFromTheStartAndWhileHeld() throws Exception {
+        String connect = ZooKeeperServers.shared().getConnectString();
+        try (CuratorFramework c = curator(connect); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).sessionTimeout(SESSION).build();
+                Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire(unique("bounded"), LockOptions.builder().lockAtMostFor(Duration.ofMinutes(5))
+                    .onLost(lost::complete).build()).orElseThrow();
+            assertThat(lease.timeLeft()).as("a frozen process loses the lease before the server can expire its session")
+                    .isPositive().isLessThanOrEqualTo(SESSION);
+            long until = System.nanoTime() + 2 * SESSION.toNanos();
+            while (System.nanoTime() < until) { // the heartbeat moves the bound on: held past the session timeout
+                Thread.sleep(250);
+                assertThat(lease.isHeld()).isTrue();
+                assertThat(lease.timeLeft()).isPositive().isLessThanOrEqualTo(SESSION);
+            }
+            assertThat(lost).isNotDone();
+            lease.release();
+        }
+    }
+
+    @Test
+    void aStalledHeartbeatEndsTheLeaseBeforeTheServerCouldExpireTheSession() throws Exception {
+        String connect = ZooKeeperServers.shared().getConnectString();
+        CountDownLatch unstall = new CountDownLatch(1);
+        AtomicBoolean stall = new AtomicBoolean();
+        try (CuratorFramework real = curator(connect)) {
+            // The store's watch thread hangs in its heartbeat, as a frozen process would: nothing
+            // proves the session from then on (Curator's own pings go on, but prove nothing to the lease).
+            CuratorFramework stalling = (CuratorFramework) Proxy.newProxyInstance(getClass().getClassLoader(),
+                    new Class<?>[] {CuratorFramework.class}, (proxy, method, args) -> {
+                        if (stall.get() && method.getName().equals("checkExists")
+                                && Thread.currentThread().getName().equals("turnstile-zookeeper-watch")) {
+                            unstall.await();
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(stalling).sessionTimeout(SESSION).build();
+                    Turnstile t = Turnstile.builder(store).build()) {
+                CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+                Lease lease = t.tryAcquire(unique("stalled"), LockOptions.builder().lockAtMostFor(Duration.ofMinutes(5))
+                        .onLost(lost::complete).build()).orElseThrow();
+                long stalled = System.nanoTime();
+                stall.set(true);
+                LeaseLoss loss = lost.get(2 * SESSION.toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(Duration.ofNanos(System.nanoTime() - stalled)).as("before the session timeout, not at the 5 min TTL")
+                        .isLessThan(SESSION);
+                assertThat(loss.reason()).contains("session");
+                assertThat(lease.isHeld()).isFalse();
+            } finally {
+                unstall.countDown();
             }
         }
     }
