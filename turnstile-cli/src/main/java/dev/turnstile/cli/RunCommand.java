@@ -126,7 +126,7 @@ final class RunCommand implements Callable<Integer> {
                 release(lease);
                 return supervisor.stopRequested();
             }
-            Duration fitted = graceWithinSession(lease.timeLeft(), stopGrace, cl);
+            Duration fitted = graceWithinSession(s.sessionBound(), stopGrace, cl);
             if (fitted == null) {
                 release(lease);
                 return ExitCodes.USAGE; // said why
@@ -167,27 +167,27 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * A store that ends a lease with its session (ZooKeeper) lets it be known held for less than
-     * the TTL: the session timeout (less a margin) after the last contact, whatever the TTL. The
-     * guard's SIGTERM comes at that deadline minus the grace period, so the grace must fit in half
-     * of it, as it must in half the TTL: measured as the time left right after the acquire. A TTL
-     * that bounds it shows as at least 90 % of the TTL (less 250 ms for the acquire's round trip);
-     * less than that is the session. The default grace is shortened to fit; an explicit --grace
-     * that does not fit is refused.
+     * the TTL: its {@linkplain LockStore#sessionBound() session bound} (the negotiated session
+     * timeout less a margin) after the last answer, whatever the TTL. The guard's SIGTERM comes at
+     * that deadline minus the grace period, so the grace must fit in half of it, as it must in half
+     * the TTL. Read from the store once connected (the server negotiates the session), never
+     * guessed from a lease's time left, which a slow acquire on a loaded host also shortens. The
+     * default grace is shortened to fit; an explicit --grace that does not fit is refused.
      *
      * @return the grace to use, or null if an explicit --grace does not fit (said why)
      */
-    private Duration graceWithinSession(Duration leftAfterAcquire, Duration stopGrace, CommandLine cl) {
-        Duration fitted = graceFit(ttl, leftAfterAcquire, stopGrace, cl.getParseResult().hasMatchedOption("--grace"));
+    private Duration graceWithinSession(Optional<Duration> sessionBound, Duration stopGrace, CommandLine cl) {
+        Duration fitted = graceFit(sessionBound, stopGrace, cl.getParseResult().hasMatchedOption("--grace"));
         if (fitted != null) {
             return fitted;
         }
-        Duration fits = leftAfterAcquire.dividedBy(2);
+        Duration bound = sessionBound.orElseThrow();
         PrintWriter err = spec.commandLine().getErr();
-        err.println("turnstile: --grace " + show(grace) + " does not fit in how long the store lets the lease be known "
-                + "held: " + show(leftAfterAcquire) + " after the acquire, less than the TTL (" + show(ttl) + "), because "
-                + "the store ends a lease with its session (ZooKeeper: the session timeout, turnstile.sessionTimeout in the "
-                + "URL, bounds it). The command must be dead before the lease can expire, so --grace may be at most "
-                + "half of that (" + show(fits) + "); give a shorter --grace or a longer session timeout");
+        err.println("turnstile: --grace " + show(grace) + " does not fit in the store's session: it vouches for a lease only "
+                + show(bound) + " after its last answer from the server (ZooKeeper: the negotiated session timeout less a "
+                + "tenth; turnstile.sessionTimeout in the URL sets it), whatever the TTL. The command must be dead before "
+                + "the lease can end, so --grace may be at most half of that (" + show(bound.dividedBy(2)) + "); give a "
+                + "shorter --grace or a longer session timeout");
         err.flush();
         return null;
     }
@@ -212,19 +212,18 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * The grace period that fits in a lease known held for {@code leftAfterAcquire} right after its
-     * acquire (see {@link #graceWithinSession}).
+     * The grace period that fits in a store's session bound (see {@link #graceWithinSession}).
      *
+     * @param sessionBound the store's {@link LockStore#sessionBound()}
      * @param grace the grace period already fitted to half the TTL
      * @param explicit whether the user gave --grace (refused if it does not fit; else shortened)
      * @return the grace to use, or null if an explicit grace does not fit
      */
-    static Duration graceFit(Duration ttl, Duration leftAfterAcquire, Duration grace, boolean explicit) {
-        Duration ttlBound = ttl.multipliedBy(9).dividedBy(10).minusMillis(250);
-        if (leftAfterAcquire.compareTo(ttlBound) >= 0) {
+    static Duration graceFit(Optional<Duration> sessionBound, Duration grace, boolean explicit) {
+        if (sessionBound.isEmpty()) {
             return grace;
         }
-        Duration fits = leftAfterAcquire.dividedBy(2);
+        Duration fits = sessionBound.get().dividedBy(2);
         if (grace.compareTo(fits) <= 0) {
             return grace;
         }

@@ -11,6 +11,7 @@ import dev.turnstile.spi.LockStores;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -261,18 +262,15 @@ class RunCommandTest {
     }
 
     @Test
-    void theGraceFitsInHalfOfWhatASessionBoundLeaseLeavesAfterTheAcquire() {
-        Duration ttl = Duration.ofSeconds(30);
-        // A ZooKeeper session of 6 s: the lease is known held ~5.8 s after the acquire.
-        Duration session = Duration.ofMillis(5800);
-        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(5), true)).as("explicit, refused").isNull();
-        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(10), false)).as("default, shortened")
-                .isEqualTo(Duration.ofMillis(2900));
-        assertThat(RunCommand.graceFit(ttl, session, Duration.ofSeconds(2), true)).isEqualTo(Duration.ofSeconds(2));
-        // A TTL-bound lease (the drift margin and the acquire's round trip taken): TTL/2 still fits.
-        assertThat(RunCommand.graceFit(Duration.ofSeconds(9), Duration.ofMillis(8850), Duration.ofMillis(4500), true))
-                .isEqualTo(Duration.ofMillis(4500));
-        assertThat(RunCommand.graceFit(Duration.ofSeconds(1), Duration.ofMillis(850), Duration.ofMillis(500), true))
-                .isEqualTo(Duration.ofMillis(500));
+    void theGraceFitsInHalfOfTheStoresSessionBoundAndOnlyWhereThereIsOne() {
+        // A ZooKeeper session of 6 s: the store vouches for a lease 5.4 s after its last answer.
+        Optional<Duration> session = Optional.of(Duration.ofMillis(5400));
+        assertThat(RunCommand.graceFit(session, Duration.ofSeconds(5), true)).as("explicit, refused").isNull();
+        assertThat(RunCommand.graceFit(session, Duration.ofSeconds(10), false)).as("default, shortened")
+                .isEqualTo(Duration.ofMillis(2700));
+        assertThat(RunCommand.graceFit(session, Duration.ofSeconds(2), true)).isEqualTo(Duration.ofSeconds(2));
+        // A store whose leases end only by their TTL: the TTL/2 rule alone, however long the acquire
+        // took (a guess from the time left refused --grace 1s on Redis under load in the CLI chaos run).
+        assertThat(RunCommand.graceFit(Optional.empty(), Duration.ofMillis(1500), true)).isEqualTo(Duration.ofMillis(1500));
     }
 }

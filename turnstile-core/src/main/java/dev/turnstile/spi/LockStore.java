@@ -188,6 +188,21 @@ public interface LockStore extends AutoCloseable {
     default void close() {}
 
     /**
+     * How long after its last answer from the server this store can still vouch for a lease it
+     * granted, for a store whose leases also end with a session (ZooKeeper: the negotiated session
+     * timeout less a margin). Such a store bounds every lease's local deadline by it through
+     * {@link #watchLease}, so {@link dev.turnstile.Lease#timeLeft()} never exceeds it whatever the
+     * TTL. A caller that must act a fixed time before a lease can end (the CLI's guard stops its
+     * command a grace period before the deadline) fits that time into this bound as into the TTL.
+     * A store that wraps or delegates to another must forward this call.
+     *
+     * @return the bound, or empty for a store whose leases end only by their TTL (the default)
+     */
+    default Optional<Duration> sessionBound() {
+        return Optional.empty();
+    }
+
+    /**
      * Tells whether {@link #close()} was called, so that a client can report a closed store as what it
      * is rather than as an unreachable one.
      *

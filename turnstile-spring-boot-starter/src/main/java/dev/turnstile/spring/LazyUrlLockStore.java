@@ -95,6 +95,12 @@ final class LazyUrlLockStore implements LockStore {
     }
 
     @Override
+    public Optional<Duration> sessionBound() {
+        LockStore s = delegate;
+        return s != null ? s.sessionBound() : Optional.empty();
+    }
+
+    @Override
     public void stopWaiting(String name, String token) {
         LockStore s = delegate;
         if (s != null) {

@@ -244,8 +244,22 @@ public final class ZooKeeperLockStore implements LockStore {
     }
 
     private long proofLimit() {
+        return lastContact.get() + sessionBoundNanos();
+    }
+
+    /** The session timeout less a margin for the two clocks' rates: how long one answer vouches for the session. */
+    private long sessionBoundNanos() {
         long timeout = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs());
-        return lastContact.get() + timeout - Math.max(timeout / 10, TimeUnit.MILLISECONDS.toNanos(20));
+        return timeout - Math.max(timeout / 10, TimeUnit.MILLISECONDS.toNanos(20));
+    }
+
+    /**
+     * The negotiated session timeout (the configured one before the first connection) less a tenth
+     * of it: every lease's local deadline is at most that long after the store's last answered request.
+     */
+    @Override
+    public Optional<Duration> sessionBound() {
+        return Optional.of(Duration.ofNanos(sessionBoundNanos()));
     }
 
     /** The negotiated session timeout, or the configured one before the first connection. */

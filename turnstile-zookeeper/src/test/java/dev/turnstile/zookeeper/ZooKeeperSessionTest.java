@@ -124,6 +124,10 @@ class ZooKeeperSessionTest {
                     .onLost(lost::complete).build()).orElseThrow();
             assertThat(lease.timeLeft()).as("a frozen process loses the lease before the server can expire its session")
                     .isPositive().isLessThanOrEqualTo(SESSION);
+            Duration negotiated = Duration.ofMillis(store.sessionTimeoutMs());
+            assertThat(store.sessionBound()).as("what the CLI fits its grace period into")
+                    .contains(negotiated.minus(negotiated.dividedBy(10)));
+            assertThat(lease.timeLeft()).isLessThanOrEqualTo(store.sessionBound().orElseThrow());
             long until = System.nanoTime() + 2 * SESSION.toNanos();
             while (System.nanoTime() < until) { // the heartbeat moves the bound on: held past the session timeout
                 Thread.sleep(250);
