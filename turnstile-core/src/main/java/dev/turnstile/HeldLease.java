@@ -106,7 +106,7 @@ final class HeldLease implements Lease {
      * The store can vouch for the lease only until {@code limit}: the deadline moves there if that is
      * earlier than the TTL's. A session-bound store moves the limit on after every answered request,
      * so the deadline may move later too, but only while it has not passed: once passed the lease is
-     * lost (DESIGN principle 8), and a proof that comes late (the process was frozen, and its timers
+     * lost (docs/design.md, rule 8), and a proof that comes late (the process was frozen, and its timers
      * with it) cannot revive it.
      */
     private void limitProof(long limit) {
@@ -289,7 +289,7 @@ final class HeldLease implements Lease {
     /**
      * Caller holds this. Points the next renewal (if kept alive) and the deadline check (if
      * watched) at the last confirmed acquire, renewal or extend: both move with every confirmation,
-     * earlier as well as later (DESIGN principle 8), so a shorter TTL is neither renewed too late
+     * earlier as well as later (docs/design.md, rule 8), so a shorter TTL is neither renewed too late
      * nor reported lost after the store has already freed the lock.
      */
     private void rearm() {

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every confirmed extend re-arms both the deadline check and the next renewal for the new deadline
- * and TTL, whether it moved earlier or later (DESIGN principle 8; issue 15.1).
+ * and TTL, whether it moved earlier or later (docs/design.md, rule 8; issue 15.1).
  */
 class LeaseRearmTest {
 

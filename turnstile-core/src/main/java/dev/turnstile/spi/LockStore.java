@@ -118,7 +118,7 @@ public interface LockStore extends AutoCloseable {
      * {@link LeaseProof#provenUntil} with the last moment the server cannot yet have expired the
      * session (and moves it on as the session is proven alive) and {@link LeaseProof#lost} when
      * the session is gone, so that the holder reports the loss before the server can let another
-     * client in (DESIGN principle 8). Stores without sessions return {@link ReleaseWatch#NONE}.
+     * client in (docs/design.md, rule 8). Stores without sessions return {@link ReleaseWatch#NONE}.
      *
      * @param name the lock name
      * @param token the lease's token

@@ -195,7 +195,7 @@ public final class ZooKeeperLockStore implements LockStore {
     }
 
     /**
-     * Sessions and leases (DESIGN principle 8, with the session timeout in the TTL's role). The
+     * Sessions and leases (docs/design.md, rule 8, with the session timeout in the TTL's role). The
      * server may expire the session as soon as the session timeout has passed since it last heard
      * from this client, and then let another client in; a frozen or cut-off process never sees that
      * happen. So every held lease is proven, always and not only once the connection is SUSPENDED,
