@@ -215,7 +215,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             holder = s.heldLocks().stream().filter(l -> l.name().equals(lock)).findFirst()
                     .map(RunCommand::describe).orElse("");
-        } catch (StoreUnavailableException ignored) {
+        } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException ignored) {
             // the holder is a nicety; the answer is "busy" either way
         }
         err.println("turnstile: lock '" + lock + "' is busy" + holder);
@@ -233,7 +233,7 @@ final class RunCommand implements Callable<Integer> {
             if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
                 err.println("turnstile: warning: the lease on '" + lock + "' was no longer held at the end (" + outcome + ")");
             }
-        } catch (StoreUnavailableException e) {
+        } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException e) {
             err.println("turnstile: warning: could not release '" + lock + "' (" + e.getMessage()
                     + "); it frees itself when its TTL passes");
         }

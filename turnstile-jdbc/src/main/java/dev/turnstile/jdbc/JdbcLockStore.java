@@ -314,7 +314,7 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
-    private StoreUnavailableException translate(String what, SQLException e) {
+    private dev.turnstile.TurnstileException translate(String what, SQLException e) {
         if (dialect != null && dialect.isMissingTable(e)) {
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "

@@ -85,6 +85,59 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * Issue 23 item 14: a schema or programming error is not an outage. Before: every one of these
+     * was a StoreUnavailableException (MariaDB even compared 'New' to an INTEGER phase as 0).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void valuesTheColumnsCannotHoldAreRefusedNamingTheColumn(String db) throws Exception {
+        String url = url(db);
+        String intPhase = name();
+        String textPhase = name();
+        String cols = " (id VARCHAR(64) PRIMARY KEY, phase %s, locked_at BIGINT NOT NULL DEFAULT 0, "
+                + "updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)";
+        exec(url, "CREATE TABLE " + intPhase + cols.formatted("INTEGER"),
+                "CREATE INDEX " + intPhase + "_i ON " + intPhase + " (phase, locked_at, updated_at)",
+                "INSERT INTO " + intPhase + " (id, phase) VALUES ('a', 0)",
+                "CREATE TABLE " + textPhase + cols.formatted("VARCHAR(8)"),
+                "CREATE INDEX " + textPhase + "_i ON " + textPhase + " (phase, locked_at, updated_at)",
+                "INSERT INTO " + textPhase + " (id, phase) VALUES ('a', 'New')");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2)) {
+            JdbcClaimStore ints = JdbcClaimStore.builder(pool, ClaimTable.builder(intPhase).build()).build();
+            TaskClaimer intClaimer = TaskClaimer.builder(ints).build();
+            assertThatThrownBy(() -> intClaimer.claim(ClaimFilter.where("phase", "New"), 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("for column 'phase'").hasMessageContaining("not text");
+            JdbcClaimStore texts = JdbcClaimStore.builder(pool, ClaimTable.builder(textPhase).build()).build();
+            TaskClaimer claimer = TaskClaimer.builder(texts).build();
+            assertThatThrownBy(() -> claimer.claim(ClaimFilter.where("phase", 5), 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("for column 'phase'").hasMessageContaining("not a number");
+            var claims = claimer.claim(ClaimFilter.where("phase", "New"), 1);
+            assertThat(claims).hasSize(1);
+            var claim = claims.get(0);
+            assertThatThrownBy(() -> claim.update(java.util.Map.of("no_such_column", "x")))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("column 'no_such_column' is not in the task table");
+            if (!db.equals("sqlite")) { // SQLite does not enforce a declared length
+                assertThatThrownBy(() -> claim.moveTo("Deleting-long"))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("for column 'phase'").hasMessageContaining("13 characters long");
+            }
+            // nothing was written: the claim is still held and can end normally
+            assertThat(claim.moveTo("Done").toString()).isEqualTo("APPLIED");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + intPhase, "DROP TABLE IF EXISTS " + textPhase);
+        }
+    }
+
+    @Test
+    void aSchemaErrorIsNotAnOutage() {
+        assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();
+        assertThat(dev.turnstile.TurnstileException.class.isAssignableFrom(StoreSchemaException.class)).isTrue();
+    }
+
     @Test
     void namesThatAreNotIdentifiersAreRejected() {
         assertThatThrownBy(() -> ClaimTable.builder("tasks; DROP TABLE x"))
