@@ -109,6 +109,7 @@ public final class JdbcClaimStore implements ClaimStore {
         if (dialect == null || table == null) {
             throw new IllegalArgumentException("dialect and table are required");
         }
+        checkNames(dialect, table);
         return ClaimSql.of(dialect).createTable(table);
     }
 
@@ -129,8 +130,22 @@ public final class JdbcClaimStore implements ClaimStore {
         if (dialect == null || table == null || filter == null) {
             throw new IllegalArgumentException("dialect, table and filter are required");
         }
+        checkNames(dialect, table);
+        filter.columns().forEach(c -> ReservedWords.check("filter column", c, dialect.id()));
         ClaimSql s = ClaimSql.of(dialect);
         return s.fill(s.claimSql(), table, ClaimSql.filterClause(filter), "");
+    }
+
+    /** Names the database would read as SQL (a keyword, or PostgreSQL's {@code user}) are refused up front. */
+    private static void checkNames(SqlDialect dialect, ClaimTable t) {
+        ReservedWords.check("task table", t.table(), dialect.id());
+        ReservedWords.check("id column", t.idColumn(), dialect.id());
+        for (String c : t.filterColumns()) {
+            ReservedWords.check(c.equals(t.phaseColumn()) ? "phase column" : "filter column", c, dialect.id());
+        }
+        ReservedWords.check("lockedAt column", t.lockedAtColumn(), dialect.id());
+        ReservedWords.check("updatedAt column", t.updatedAtColumn(), dialect.id());
+        ReservedWords.check("claim version column", t.versionColumn(), dialect.id());
     }
 
     @Override
@@ -281,6 +296,7 @@ public final class JdbcClaimStore implements ClaimStore {
         if (types.isEmpty()) {
             return;
         }
+        ReservedWords.check("column", column, sql.dialect().id());
         ColumnType type = types.get(column.toLowerCase(Locale.ROOT));
         if (type == null) {
             throw new IllegalArgumentException("column '" + column + "' is not in the task table '" + table.table() + "' of "
@@ -384,6 +400,12 @@ public final class JdbcClaimStore implements ClaimStore {
             }
             List<String> problems = new ArrayList<>();
             List<String> fixes = new ArrayList<>();
+            foldingProblems(md, parts, problems, fixes);
+            if (!problems.isEmpty()) {
+                throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
+                        + " cannot be claimed from: " + String.join("; ", problems) + ". Rename with:\n"
+                        + String.join("\n", fixes), null);
+            }
             for (String col : table.columns()) {
                 if (!columns.containsKey(col.toLowerCase(Locale.ROOT))) {
                     problems.add("no column '" + col + "'");
@@ -448,6 +470,53 @@ public final class JdbcClaimStore implements ClaimStore {
             }
         }
         return Map.of();
+    }
+
+    /**
+     * Turnstile writes names unquoted, so the database folds them (PostgreSQL to lower case, H2 to
+     * upper case): a table or column created with a quoted name in another case ("Gateways") is
+     * not the one the statements reach. Found here, by the metadata's real spelling, with the
+     * rename that fixes it. MariaDB and SQLite match unquoted names as written.
+     */
+    private void foldingProblems(DatabaseMetaData md, String[] p, List<String> problems, List<String> fixes)
+            throws SQLException {
+        boolean lower = sql instanceof PostgresClaimSql;
+        boolean upper = sql instanceof H2ClaimSql;
+        if (!lower && !upper) {
+            return;
+        }
+        Set<String> wanted = new LinkedHashSet<>();
+        table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
+        for (String[] variant : variants(p)) {
+            String realTable = null;
+            List<String> real = new ArrayList<>();
+            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+                while (rs.next()) {
+                    if (!rs.getString("TABLE_NAME").equalsIgnoreCase(p[2])) {
+                        continue; // '_' in the name is a pattern wildcard
+                    }
+                    realTable = rs.getString("TABLE_NAME");
+                    real.add(rs.getString("COLUMN_NAME"));
+                }
+            }
+            if (realTable == null) {
+                continue;
+            }
+            String folded = lower ? realTable.toLowerCase(Locale.ROOT) : realTable.toUpperCase(Locale.ROOT);
+            if (!realTable.equals(folded)) {
+                problems.add("the table is named \"" + realTable + "\" (created with a quoted name), but an unquoted "
+                        + table.table() + " means " + folded + " to this database");
+                fixes.add("ALTER TABLE \"" + realTable + "\" RENAME TO " + folded + ";");
+            }
+            for (String c : real) {
+                String f = lower ? c.toLowerCase(Locale.ROOT) : c.toUpperCase(Locale.ROOT);
+                if (wanted.contains(c.toLowerCase(Locale.ROOT)) && !c.equals(f)) {
+                    problems.add("column \"" + c + "\" was created with a quoted name; unquoted it means " + f);
+                    fixes.add("ALTER TABLE " + folded + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
+                }
+            }
+            return;
+        }
     }
 
     /** Lower-case column name to its JDBC type, with the same name variants as {@link #columns}. */
@@ -603,6 +672,7 @@ public final class JdbcClaimStore implements ClaimStore {
                             + table.table() + "': " + e.getMessage(), e);
                 }
             }
+            checkNames(d, table);
             JdbcClaimStore store = new JdbcClaimStore(this, ClaimSql.of(d));
             store.validate(createTable);
             return store;

@@ -132,6 +132,63 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * Issue 23 item 2: names the database reads as SQL are refused before any statement runs. Before:
+     * on PostgreSQL a filter column 'user' compared the login name (claiming nothing, or every task
+     * for .and("user", "postgres")); 'group' and a MariaDB table 'order' passed the check and then
+     * every claim failed as "store unavailable".
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void namesTheDatabaseReadsAsSqlAreRefusedUpFront(String db) throws Exception {
+        String url = url(db);
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            for (ClaimTable t : new ClaimTable[] {
+                    ClaimTable.builder(name()).filterColumns("user").build(),
+                    ClaimTable.builder(name()).filterColumns("current_user").build(),
+                    ClaimTable.builder(name()).filterColumns("session_user").build(),
+                    ClaimTable.builder(name()).phaseColumn("group").build(),
+                    ClaimTable.builder("order").build()}) {
+                assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).createTableIfMissing(true).build())
+                        .as(t.toString()).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("is a reserved word").hasMessageContaining("rename it");
+                SqlDialect d = switch (db) {
+                    case "postgresql" -> SqlDialect.POSTGRESQL;
+                    case "mariadb" -> SqlDialect.MARIADB;
+                    case "sqlite" -> SqlDialect.SQLITE;
+                    default -> SqlDialect.H2;
+                };
+                assertThatThrownBy(() -> JdbcClaimStore.createTable(d, t)).isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(name()).filterColumns("user").build())
+                    .build()).hasMessageContaining("read as a value (the login name");
+            assertThatThrownBy(() -> JdbcLockStore.builder(pool).tableName("order"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'order' is a reserved word");
+            assertThatThrownBy(() -> JdbcLockStore.builder(pool).tableName("public.user"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'user' is a reserved word");
+        }
+    }
+
+    /** Issue 23 item 2: a table created with a quoted name the database does not fold to is found and named, with the rename. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "h2"})
+    void aQuotedNameInAnotherCaseIsRefusedWithTheRename(String db) throws Exception {
+        String url = url(db);
+        String bare = name();
+        String quoted = db.equals("postgresql") ? "Gw" + bare : bare.toLowerCase(java.util.Locale.ROOT);
+        String given = db.equals("postgresql") ? "Gw" + bare : bare;
+        exec(url, "CREATE TABLE \"" + quoted + "\" (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), "
+                + "locked_at BIGINT NOT NULL DEFAULT 0, updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(given).build()).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("created with a quoted name")
+                    .hasMessageContaining("ALTER TABLE \"" + quoted + "\" RENAME TO");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + quoted + "\"");
+        }
+    }
+
     @Test
     void aSchemaErrorIsNotAnOutage() {
         assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();
