@@ -401,6 +401,7 @@ public final class JdbcClaimStore implements ClaimStore {
             List<String> problems = new ArrayList<>();
             List<String> fixes = new ArrayList<>();
             foldingProblems(md, parts, problems, fixes);
+
             if (!problems.isEmpty()) {
                 throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
                         + " cannot be claimed from: " + String.join("; ", problems) + ". Rename with:\n"
@@ -429,6 +430,13 @@ public final class JdbcClaimStore implements ClaimStore {
                 throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
                         + " cannot be claimed from: " + String.join("; ", problems) + ". Add what is missing with:\n"
                         + String.join("\n", fixes), null);
+            }
+            // the key compares byte for byte, or two task ids that differ in case would be one row's guard
+            ColumnType id = columnTypes.get(table.idColumn().toLowerCase(Locale.ROOT));
+            if (id != null && id.isText()) {
+                Collations.check(c, sql.dialect().id(), table.table(), table.idColumn(), "task table",
+                        id.name() + (id.size() > 0 && id.size() < 65536 ? "(" + id.size() + ")" : ""));
+                commitIfNeeded(c);
             }
         } catch (SQLException e) {
             throw translate("check the task table", e);

@@ -275,6 +275,8 @@ public final class JdbcLockStore implements LockStore {
             }
             commitIfNeeded(c);
         }
+        Collations.check(c, d.id(), table, "name", "lock table", "VARCHAR(255)");
+        commitIfNeeded(c);
         dialect = d;
         sql = Dialect.Statements.of(d, table);
     }
