@@ -1,10 +1,15 @@
 package dev.turnstile;
 
 /**
- * The store is reachable but not set up for Turnstile: for a SQL store, the lock table is missing
- * or has the wrong shape. The message says how to create it ({@code turnstile schema}).
+ * The store is reachable but not set up for Turnstile: for a SQL store, the lock or task table is
+ * missing or has the wrong shape (a column missing or of the wrong type, a case-insensitive
+ * collation on a name column); for work claiming also a value the column cannot hold. The message
+ * names the table or column and says how to fix it ({@code turnstile schema}, the DDL printed).
+ *
+ * <p>Not a {@link StoreUnavailableException}: retrying does not help, so callers that retry or skip
+ * on an outage (a job runner, leadership) must not treat a misconfiguration as one.
  */
-public class StoreSchemaException extends StoreUnavailableException {
+public class StoreSchemaException extends TurnstileException {
     private static final long serialVersionUID = 1L;
 
     /**

@@ -280,7 +280,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             holder = s.heldLocks().stream().filter(l -> l.name().equals(lock)).findFirst()
                     .map(RunCommand::describe).orElse("");
-        } catch (StoreUnavailableException ignored) {
+        } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException ignored) {
             // the holder is a nicety; the answer is "busy" either way
         }
         err.println("turnstile: lock '" + lock + "' is busy" + holder);
@@ -296,7 +296,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try {
             return lease.release();
-        } catch (StoreUnavailableException e) {
+        } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException e) {
             err.println("turnstile: warning: could not release '" + lock + "' (" + e.getMessage()
                     + "); it frees itself when its TTL passes");
             err.flush();

@@ -168,6 +168,11 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
                 e.println("turnstile: " + ex.getMessage());
                 return ExitCodes.USAGE;
             }
+            if (ex instanceof dev.turnstile.StoreSchemaException) {
+                // 69 as documented for a missing lock table: the store cannot serve this command as set up
+                e.println("turnstile: store unavailable (not set up for Turnstile): " + ex.getMessage());
+                return ExitCodes.UNAVAILABLE;
+            }
             if (ex instanceof StoreUnavailableException) {
                 e.println("turnstile: store unavailable: " + ex.getMessage());
                 return ExitCodes.UNAVAILABLE;

@@ -264,7 +264,16 @@ public final class ClaimTable {
                             + "': id, phase, lockedAt, updatedAt and version must be distinct columns");
                 }
             }
+            java.util.Map<String, String> spelled = new java.util.HashMap<>();
+            spelled.put(phaseColumn.toLowerCase(Locale.ROOT), phaseColumn);
             for (String f : filterColumns) {
+                // column names are case-insensitive (the store finds each in the table whatever its case):
+                // PHASE beside phase would be one column tested and indexed twice
+                String first = spelled.putIfAbsent(f.toLowerCase(Locale.ROOT), f);
+                if (first != null && !first.equals(f)) {
+                    throw new IllegalArgumentException("filter column '" + f + "' is column '" + first + "' spelled in "
+                            + "another case in table '" + table + "': column names are case-insensitive, give each once");
+                }
                 if (!f.equalsIgnoreCase(phaseColumn) && seen.contains(f.toLowerCase(Locale.ROOT))) {
                     throw new IllegalArgumentException("filter column '" + f + "' is also the id, lockedAt, updatedAt or "
                             + "version column of table '" + table + "': filter on task data only");

@@ -183,7 +183,7 @@ final class HeldClaim implements Claim {
             }
             try {
                 relock();
-            } catch (StoreUnavailableException e) {
+            } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException e) {
                 log.warn("task '{}': could not relock it on close ({}); it is due again after the lock timeout", id(),
                         e.getMessage());
             }

@@ -277,12 +277,13 @@ public final class TaskClaimer implements AutoCloseable {
             if (d.isNegative() || d.isZero()) {
                 throw new IllegalArgumentException(what + " is " + d + ": it must be positive");
             }
+            // the range first: toMillis() of a huge duration throws ArithmeticException
+            if (d.compareTo(MAX) > 0) {
+                throw new IllegalArgumentException(what + " is " + d + ": out of range, give 1ms to 366 days");
+            }
             if (d.toMillis() < 1) {
                 throw new IllegalArgumentException(what + " is " + d + ": it must be at least 1ms (stores keep time in "
                         + "milliseconds)");
-            }
-            if (d.compareTo(MAX) > 0) {
-                throw new IllegalArgumentException(what + " is " + d + ": the limit is 366 days");
             }
             return d;
         }

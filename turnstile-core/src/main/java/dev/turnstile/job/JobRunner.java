@@ -103,6 +103,8 @@ public final class JobRunner {
      * @throws IllegalArgumentException if an argument is null or the name is invalid
      * @throws StoreUnavailableException if the store cannot be reached and the policy is
      *     {@link StoreFailurePolicy#FAIL}
+     * @throws dev.turnstile.StoreSchemaException if the store is not set up (lock table missing),
+     *     whatever the policy: that is not an outage to skip until it passes, it never passes
      * @throws IllegalStateException if the Turnstile is closed
      * @throws RuntimeException what the task threw (after the lease was released); a checked
      *     exception from an interceptor arrives wrapped in {@link UndeclaredThrowableException}
@@ -146,6 +148,8 @@ public final class JobRunner {
      * @throws IllegalArgumentException if an argument is null or the name is invalid
      * @throws StoreUnavailableException if the store cannot be reached and the policy is
      *     {@link StoreFailurePolicy#FAIL}
+     * @throws dev.turnstile.StoreSchemaException if the store is not set up (lock table missing),
+     *     whatever the policy: that is not an outage to skip until it passes, it never passes
      * @throws IllegalStateException if the Turnstile is closed
      * @throws Exception what the task (or an interceptor) threw, after the lease was released
      */
@@ -201,7 +205,7 @@ public final class JobRunner {
     private static void release(Lease lease) {
         try {
             lease.release();
-        } catch (StoreUnavailableException e) {
+        } catch (StoreUnavailableException | dev.turnstile.StoreSchemaException e) {
             log.error("job '{}' ran, but releasing its lock failed ({}); the lock frees itself at its lockAtMostFor",
                     lease.name(), e.getMessage());
         }

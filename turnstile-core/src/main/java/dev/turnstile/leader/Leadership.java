@@ -209,7 +209,8 @@ public final class Leadership implements AutoCloseable {
                         e.getMessage(), retryDelay.toMillis());
                 pause();
                 continue;
-            } catch (IllegalStateException e) {
+            } catch (IllegalStateException | dev.turnstile.StoreSchemaException e) {
+                // a store that is not set up (lock table missing) is not an outage: retrying never helps
                 log.error("leadership of '{}' stops: {}", role, e.getMessage());
                 return;
             } finally {

@@ -31,7 +31,7 @@ class JobRunnerTest {
     }
 
     /** Every call fails as an unreachable store's would. */
-    static final class DownStore implements LockStore {
+    static class DownStore implements LockStore {
         private static StoreUnavailableException down() {
             return new StoreUnavailableException("store is down", null);
         }
@@ -183,6 +183,23 @@ class JobRunnerTest {
             JobRunner failing = JobRunner.builder(down)
                     .defaults(JobOptions.builder().onStoreUnavailable(StoreFailurePolicy.FAIL).build()).build();
             assertThatThrownBy(() -> failing.run("d", () -> {})).isInstanceOf(StoreUnavailableException.class);
+        }
+    }
+
+    /** Issue 23 item 14: a lock table that is missing is not an outage to skip forever, whatever the policy. */
+    @Test
+    void aStoreThatIsNotSetUpFailsTheRunInsteadOfSkippingIt() {
+        LockStore notSetUp = new DownStore() {
+            @Override public Optional<Grant> tryAcquire(AcquireRequest r) {
+                throw new dev.turnstile.StoreSchemaException("the lock table 'x' does not exist", null);
+            }
+        };
+        try (Turnstile t = Turnstile.builder(notSetUp).build()) {
+            JobRunner r = JobRunner.builder(t).build();
+            assertThatThrownBy(() -> r.run("d", () -> {
+                throw new AssertionError("must not run");
+            })).isInstanceOf(dev.turnstile.StoreSchemaException.class).hasMessageContaining("does not exist")
+                    .isNotInstanceOf(StoreUnavailableException.class);
         }
     }
 

@@ -48,6 +48,31 @@ class LeadershipTest {
         }
     }
 
+    /** Issue 23 item 14: a lock table that is missing is not an outage to retry every retryDelay forever. */
+    @Test
+    void aStoreThatIsNotSetUpStopsTheStandingInsteadOfRetrying() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        dev.turnstile.spi.LockStore notSetUp = new dev.turnstile.spi.LockStore() {
+            @Override public java.util.Optional<dev.turnstile.spi.Grant> tryAcquire(dev.turnstile.spi.AcquireRequest r) {
+                calls.incrementAndGet();
+                throw new dev.turnstile.StoreSchemaException("the lock table 'x' does not exist", null);
+            }
+            @Override public boolean extend(String n, String t, Duration ttl) { return false; }
+            @Override public boolean release(String n, String t, Duration atLeast) { return false; }
+            @Override public List<dev.turnstile.LockInfo> heldLocks() { return List.of(); }
+            @Override public boolean forceRelease(String n) { return false; }
+            @Override public String description() { return "not set up"; }
+        };
+        try (Turnstile t = Turnstile.builder(notSetUp).build();
+                Leadership l = Leadership.builder(t, "r").retryDelay(Duration.ofMillis(10)).build()) {
+            l.start();
+            await().atMost(Duration.ofSeconds(5)).until(() -> calls.get() >= 1);
+            Thread.sleep(300);
+            assertThat(calls.get()).as("no retry every 10 ms").isEqualTo(1);
+            assertThat(l.isLeader()).isFalse();
+        }
+    }
+
     @Test
     void closeBeforeStartAndTwiceIsHarmlessAndStartTwiceIsRefused() {
         Leadership l = Leadership.builder(a, "idle").build();

@@ -169,6 +169,7 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
                     + "digits and underscores, starting with a letter or underscore, at most 63 characters, "
                     + "optionally prefixed by 'schema.'");
         }
+        ReservedWords.check("table name", table, null);
         return table;
     }
 

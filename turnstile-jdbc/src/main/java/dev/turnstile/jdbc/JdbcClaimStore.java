@@ -2,6 +2,7 @@ package dev.turnstile.jdbc;
 
 import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.TurnstileException;
 import dev.turnstile.claim.ClaimFilter;
 import dev.turnstile.claim.ClaimStore;
 import dev.turnstile.claim.ClaimTable;
@@ -62,6 +63,8 @@ public final class JdbcClaimStore implements ClaimStore {
     private final String relock;
     private final Map<ClaimFilter, String> claims = new ConcurrentHashMap<>();
     private final Map<String, String> writes = new ConcurrentHashMap<>();
+    /** Lower-case column name to its type, read once by the check at construction. */
+    private volatile Map<String, ColumnType> columnTypes = Map.of();
 
     private JdbcClaimStore(Builder b, ClaimSql sql) {
         this.dataSource = b.dataSource;
@@ -106,6 +109,7 @@ public final class JdbcClaimStore implements ClaimStore {
         if (dialect == null || table == null) {
             throw new IllegalArgumentException("dialect and table are required");
         }
+        checkNames(dialect, table);
         return ClaimSql.of(dialect).createTable(table);
     }
 
@@ -126,8 +130,22 @@ public final class JdbcClaimStore implements ClaimStore {
         if (dialect == null || table == null || filter == null) {
             throw new IllegalArgumentException("dialect, table and filter are required");
         }
+        checkNames(dialect, table);
+        filter.columns().forEach(c -> ReservedWords.check("filter column", c, dialect.id()));
         ClaimSql s = ClaimSql.of(dialect);
         return s.fill(s.claimSql(), table, ClaimSql.filterClause(filter), "");
+    }
+
+    /** Names the database would read as SQL (a keyword, or PostgreSQL's {@code user}) are refused up front. */
+    private static void checkNames(SqlDialect dialect, ClaimTable t) {
+        ReservedWords.check("task table", t.table(), dialect.id());
+        ReservedWords.check("id column", t.idColumn(), dialect.id());
+        for (String c : t.filterColumns()) {
+            ReservedWords.check(c.equals(t.phaseColumn()) ? "phase column" : "filter column", c, dialect.id());
+        }
+        ReservedWords.check("lockedAt column", t.lockedAtColumn(), dialect.id());
+        ReservedWords.check("updatedAt column", t.updatedAtColumn(), dialect.id());
+        ReservedWords.check("claim version column", t.versionColumn(), dialect.id());
     }
 
     @Override
@@ -137,6 +155,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public List<ClaimedRow> claim(ClaimFilter filter, int max, Duration lockTimeout) {
+        filter.conditions().forEach((column, value) -> checkValue("filter value", column, value));
         String statement = claims.computeIfAbsent(filter.columns().isEmpty() ? ClaimFilter.all() : shape(filter),
                 f -> sql.fill(sql.claimSql(), table, ClaimSql.filterClause(f), ""));
         for (int attempt = 1; ; attempt++) {
@@ -183,6 +202,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public boolean unlock(Object key, long version, Map<String, Object> values) {
+        values.forEach((column, value) -> checkValue("value", column, value));
         String statement = writes.computeIfAbsent("unlock:" + String.join(",", values.keySet()),
                 k -> sql.fill(sql.unlockSql(), table, "", ClaimSql.setClause(values)));
         return write("unlock task '" + key + "'", statement, new ArrayList<>(values.values()), key, version);
@@ -196,6 +216,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     @Override
     public boolean update(Object key, long version, Map<String, Object> values) {
+        values.forEach((column, value) -> checkValue("value", column, value));
         String statement = writes.computeIfAbsent("update:" + String.join(",", values.keySet()),
                 k -> sql.fill(sql.updateSql(), table, "", ClaimSql.setClause(values).replaceAll(", $", "")));
         return write("update task '" + key + "'", statement, new ArrayList<>(values.values()), key, version);
@@ -264,10 +285,93 @@ public final class JdbcClaimStore implements ClaimStore {
         }
     }
 
-    private StoreUnavailableException translate(String what, SQLException e) {
+    /**
+     * A value the column cannot hold, or a column the table does not have, is the caller's mistake:
+     * refused before any SQL runs, naming the column, instead of failing as an outage (or, on
+     * MariaDB, comparing 'New' to an INTEGER column as 0). Types the metadata does not classify
+     * are left to the database.
+     */
+    private void checkValue(String what, String column, Object value) {
+        Map<String, ColumnType> types = columnTypes;
+        if (types.isEmpty()) {
+            return;
+        }
+        ReservedWords.check("column", column, sql.dialect().id());
+        ColumnType type = types.get(column.toLowerCase(Locale.ROOT));
+        if (type == null) {
+            throw new IllegalArgumentException("column '" + column + "' is not in the task table '" + table.table() + "' of "
+                    + description + " (its columns: " + types.keySet() + "): add it, or write only columns it has");
+        }
+        String problem = type.refuses(value, sql instanceof SqliteClaimSql);
+        if (problem != null) {
+            throw new IllegalArgumentException(what + " " + shown(value) + " for column '" + column + "' of task table '"
+                    + table.table() + "': " + problem);
+        }
+    }
+
+    private static String shown(Object value) {
+        String s = String.valueOf(value);
+        return (value instanceof String ? "'" + (s.length() > 40 ? s.substring(0, 40) + "…" : s) + "'" : s)
+                + " (" + value.getClass().getSimpleName() + ")";
+    }
+
+    /** A column as the metadata describes it: its JDBC type, type name and, for text, its length. */
+    record ColumnType(int jdbcType, String name, int size) {
+        boolean isText() {
+            return switch (jdbcType) {
+                case java.sql.Types.CHAR, java.sql.Types.VARCHAR, java.sql.Types.LONGVARCHAR, java.sql.Types.NCHAR,
+                        java.sql.Types.NVARCHAR, java.sql.Types.LONGNVARCHAR, java.sql.Types.CLOB, java.sql.Types.NCLOB -> true;
+                default -> false;
+            };
+        }
+
+        boolean isNumber() {
+            return switch (jdbcType) {
+                case java.sql.Types.TINYINT, java.sql.Types.SMALLINT, java.sql.Types.INTEGER, java.sql.Types.BIGINT,
+                        java.sql.Types.NUMERIC, java.sql.Types.DECIMAL -> true;
+                default -> false;
+            };
+        }
+
+        boolean isBoolean() {
+            return jdbcType == java.sql.Types.BOOLEAN || jdbcType == java.sql.Types.BIT;
+        }
+
+        /** Why the column cannot hold {@code value}, or null. SQLite does not enforce a declared length. */
+        String refuses(Object value, boolean sqlite) {
+            if (value instanceof String s) {
+                if (isNumber() || isBoolean()) {
+                    return "the column is " + name + ", not text: give an Integer or Long (a Boolean for a boolean column), "
+                            + "or change the column's type";
+                }
+                if (isText() && !sqlite && size > 0 && s.codePointCount(0, s.length()) > size) {
+                    return "it is " + s.codePointCount(0, s.length()) + " characters long and the column is " + name + "("
+                            + size + "): give a shorter value or widen the column";
+                }
+            } else if (value instanceof Integer || value instanceof Long) {
+                if (isText() || isBoolean()) {
+                    return "the column is " + name + ", not a number: give a " + (isText() ? "String" : "Boolean")
+                            + ", or change the column's type";
+                }
+            } else if (value instanceof Boolean && isText()) {
+                return "the column is " + name + ", not a boolean: give a String, or change the column's type";
+            }
+            return null;
+        }
+    }
+
+    private TurnstileException translate(String what, SQLException e) {
         if (sql.dialect().isMissingTable(e)) {
             return new StoreSchemaException("cannot " + what + ": the task table '" + table.table() + "' does not exist in "
                     + description + ". Create it with:\n" + sql.createTable(table), e);
+        }
+        String state = e.getSQLState();
+        if (state != null && (state.startsWith("22") || state.startsWith("42"))) {
+            // a data exception or a statement the table refuses (unknown column, type mismatch): not an
+            // outage, retrying never helps
+            return new StoreSchemaException("cannot " + what + ": the task table '" + table.table() + "' in " + description
+                    + " refused the statement: " + e.getMessage() + " (SQLState " + state + "); check its columns "
+                    + "against " + table, e);
         }
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
                 + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
@@ -288,6 +392,7 @@ public final class JdbcClaimStore implements ClaimStore {
             DatabaseMetaData md = c.getMetaData();
             String[] parts = splitTable(c);
             Map<String, String> columns = columns(md, parts);
+            this.columnTypes = columnTypes(md, parts);
             if (columns.isEmpty()) {
                 throw new StoreSchemaException("the task table '" + table.table() + "' does not exist in " + description
                         + " (or has no columns this connection can see). Create it with:\n" + sql.createTable(table)
@@ -295,6 +400,13 @@ public final class JdbcClaimStore implements ClaimStore {
             }
             List<String> problems = new ArrayList<>();
             List<String> fixes = new ArrayList<>();
+            foldingProblems(md, parts, problems, fixes);
+
+            if (!problems.isEmpty()) {
+                throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
+                        + " cannot be claimed from: " + String.join("; ", problems) + ". Rename with:\n"
+                        + String.join("\n", fixes), null);
+            }
             for (String col : table.columns()) {
                 if (!columns.containsKey(col.toLowerCase(Locale.ROOT))) {
                     problems.add("no column '" + col + "'");
@@ -318,6 +430,13 @@ public final class JdbcClaimStore implements ClaimStore {
                 throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
                         + " cannot be claimed from: " + String.join("; ", problems) + ". Add what is missing with:\n"
                         + String.join("\n", fixes), null);
+            }
+            // the key compares byte for byte, or two task ids that differ in case would be one row's guard
+            ColumnType id = columnTypes.get(table.idColumn().toLowerCase(Locale.ROOT));
+            if (id != null && id.isText()) {
+                Collations.check(c, sql.dialect().id(), table.table(), table.idColumn(), "task table",
+                        id.name() + (id.size() > 0 && id.size() < 65536 ? "(" + id.size() + ")" : ""));
+                commitIfNeeded(c);
             }
         } catch (SQLException e) {
             throw translate("check the task table", e);
@@ -356,6 +475,70 @@ public final class JdbcClaimStore implements ClaimStore {
             }
             if (!out.isEmpty()) {
                 return out;
+            }
+        }
+        return Map.of();
+    }
+
+    /**
+     * Turnstile writes names unquoted, so the database folds them (PostgreSQL to lower case, H2 to
+     * upper case): a table or column created with a quoted name in another case ("Gateways") is
+     * not the one the statements reach. Found here, by the metadata's real spelling, with the
+     * rename that fixes it. MariaDB and SQLite match unquoted names as written.
+     */
+    private void foldingProblems(DatabaseMetaData md, String[] p, List<String> problems, List<String> fixes)
+            throws SQLException {
+        boolean lower = sql instanceof PostgresClaimSql;
+        boolean upper = sql instanceof H2ClaimSql;
+        if (!lower && !upper) {
+            return;
+        }
+        Set<String> wanted = new LinkedHashSet<>();
+        table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
+        for (String[] variant : variants(p)) {
+            String realTable = null;
+            List<String> real = new ArrayList<>();
+            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+                while (rs.next()) {
+                    if (!rs.getString("TABLE_NAME").equalsIgnoreCase(p[2])) {
+                        continue; // '_' in the name is a pattern wildcard
+                    }
+                    realTable = rs.getString("TABLE_NAME");
+                    real.add(rs.getString("COLUMN_NAME"));
+                }
+            }
+            if (realTable == null) {
+                continue;
+            }
+            String folded = lower ? realTable.toLowerCase(Locale.ROOT) : realTable.toUpperCase(Locale.ROOT);
+            if (!realTable.equals(folded)) {
+                problems.add("the table is named \"" + realTable + "\" (created with a quoted name), but an unquoted "
+                        + table.table() + " means " + folded + " to this database");
+                fixes.add("ALTER TABLE \"" + realTable + "\" RENAME TO " + folded + ";");
+            }
+            for (String c : real) {
+                String f = lower ? c.toLowerCase(Locale.ROOT) : c.toUpperCase(Locale.ROOT);
+                if (wanted.contains(c.toLowerCase(Locale.ROOT)) && !c.equals(f)) {
+                    problems.add("column \"" + c + "\" was created with a quoted name; unquoted it means " + f);
+                    fixes.add("ALTER TABLE " + folded + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
+                }
+            }
+            return;
+        }
+    }
+
+    /** Lower-case column name to its JDBC type, with the same name variants as {@link #columns}. */
+    private static Map<String, ColumnType> columnTypes(DatabaseMetaData md, String[] p) throws SQLException {
+        for (String[] variant : variants(p)) {
+            Map<String, ColumnType> out = new TreeMap<>();
+            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+                while (rs.next()) {
+                    out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT),
+                            new ColumnType(rs.getInt("DATA_TYPE"), rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE")));
+                }
+            }
+            if (!out.isEmpty()) {
+                return Map.copyOf(out);
             }
         }
         return Map.of();
@@ -497,6 +680,7 @@ public final class JdbcClaimStore implements ClaimStore {
                             + table.table() + "': " + e.getMessage(), e);
                 }
             }
+            checkNames(d, table);
             JdbcClaimStore store = new JdbcClaimStore(this, ClaimSql.of(d));
             store.validate(createTable);
             return store;

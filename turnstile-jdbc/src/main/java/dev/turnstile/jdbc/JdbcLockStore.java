@@ -275,6 +275,8 @@ public final class JdbcLockStore implements LockStore {
             }
             commitIfNeeded(c);
         }
+        Collations.check(c, d.id(), table, "name", "lock table", "VARCHAR(255)");
+        commitIfNeeded(c);
         dialect = d;
         sql = Dialect.Statements.of(d, table);
     }
@@ -314,7 +316,7 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
-    private StoreUnavailableException translate(String what, SQLException e) {
+    private dev.turnstile.TurnstileException translate(String what, SQLException e) {
         if (dialect != null && dialect.isMissingTable(e)) {
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
                     + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "

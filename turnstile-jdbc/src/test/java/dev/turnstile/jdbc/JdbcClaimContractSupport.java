@@ -82,7 +82,10 @@ abstract class JdbcClaimContractSupport extends ClaimStoreContract {
     void relockWithNullUpdatedAt() throws SQLException {
         ClaimTable t = freshTable();
         try (Connection c = DriverManager.getConnection(jdbcUrl()); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE " + t.table() + " (id VARCHAR(64) NOT NULL PRIMARY KEY, phase VARCHAR(64) NOT NULL, "
+            // MariaDB's default collation compares case-insensitively, which the store refuses for the id
+            String id = jdbcUrl().contains(":mariadb:") || jdbcUrl().contains(":mysql:")
+                    ? "VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin" : "VARCHAR(64)";
+            st.execute("CREATE TABLE " + t.table() + " (id " + id + " NOT NULL PRIMARY KEY, phase VARCHAR(64) NOT NULL, "
                     + "locked_at BIGINT NOT NULL DEFAULT 0, updated_at BIGINT, claim_version BIGINT NOT NULL DEFAULT 0)");
             st.execute("CREATE INDEX " + t.table() + "_idx ON " + t.table() + " (phase, locked_at, updated_at)");
             st.execute("INSERT INTO " + t.table() + " (id, phase, updated_at) VALUES ('n', 'Waiting', NULL)");

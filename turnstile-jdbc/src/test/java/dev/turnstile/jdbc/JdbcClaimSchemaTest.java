@@ -30,6 +30,11 @@ class JdbcClaimSchemaTest {
         };
     }
 
+    /** MariaDB's default collation compares case-insensitively, which the store refuses for the id column. */
+    static String idType(String db) {
+        return db.equals("mariadb") ? "VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin" : "VARCHAR(64)";
+    }
+
     private static String name() {
         return "claims_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }
@@ -52,7 +57,7 @@ class JdbcClaimSchemaTest {
             assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
                     .isInstanceOf(StoreSchemaException.class)
                     .hasMessageContaining("does not exist").hasMessageContaining("CREATE TABLE IF NOT EXISTS " + table);
-            exec(url, "CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), updated_at BIGINT)");
+            exec(url, "CREATE TABLE " + table + " (id " + idType(db) + " PRIMARY KEY, phase VARCHAR(64), updated_at BIGINT)");
             assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
                     .isInstanceOf(StoreSchemaException.class)
                     .hasMessageContaining("no column 'locked_at'").hasMessageContaining("no column 'claim_version'")
@@ -83,6 +88,116 @@ class JdbcClaimSchemaTest {
         } finally {
             exec(url, "DROP TABLE IF EXISTS " + table);
         }
+    }
+
+    /**
+     * Issue 23 item 14: a schema or programming error is not an outage. Before: every one of these
+     * was a StoreUnavailableException (MariaDB even compared 'New' to an INTEGER phase as 0).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void valuesTheColumnsCannotHoldAreRefusedNamingTheColumn(String db) throws Exception {
+        String url = url(db);
+        String intPhase = name();
+        String textPhase = name();
+        String cols = " (id " + idType(db) + " PRIMARY KEY, phase %s, locked_at BIGINT NOT NULL DEFAULT 0, "
+                + "updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)";
+        exec(url, "CREATE TABLE " + intPhase + cols.formatted("INTEGER"),
+                "CREATE INDEX " + intPhase + "_i ON " + intPhase + " (phase, locked_at, updated_at)",
+                "INSERT INTO " + intPhase + " (id, phase) VALUES ('a', 0)",
+                "CREATE TABLE " + textPhase + cols.formatted("VARCHAR(8)"),
+                "CREATE INDEX " + textPhase + "_i ON " + textPhase + " (phase, locked_at, updated_at)",
+                "INSERT INTO " + textPhase + " (id, phase) VALUES ('a', 'New')");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2)) {
+            JdbcClaimStore ints = JdbcClaimStore.builder(pool, ClaimTable.builder(intPhase).build()).build();
+            TaskClaimer intClaimer = TaskClaimer.builder(ints).build();
+            assertThatThrownBy(() -> intClaimer.claim(ClaimFilter.where("phase", "New"), 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("for column 'phase'").hasMessageContaining("not text");
+            JdbcClaimStore texts = JdbcClaimStore.builder(pool, ClaimTable.builder(textPhase).build()).build();
+            TaskClaimer claimer = TaskClaimer.builder(texts).build();
+            assertThatThrownBy(() -> claimer.claim(ClaimFilter.where("phase", 5), 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("for column 'phase'").hasMessageContaining("not a number");
+            var claims = claimer.claim(ClaimFilter.where("phase", "New"), 1);
+            assertThat(claims).hasSize(1);
+            var claim = claims.get(0);
+            assertThatThrownBy(() -> claim.update(java.util.Map.of("no_such_column", "x")))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("column 'no_such_column' is not in the task table");
+            if (!db.equals("sqlite")) { // SQLite does not enforce a declared length
+                assertThatThrownBy(() -> claim.moveTo("Deleting-long"))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("for column 'phase'").hasMessageContaining("13 characters long");
+            }
+            // nothing was written: the claim is still held and can end normally
+            assertThat(claim.moveTo("Done").toString()).isEqualTo("APPLIED");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + intPhase, "DROP TABLE IF EXISTS " + textPhase);
+        }
+    }
+
+    /**
+     * Issue 23 item 2: names the database reads as SQL are refused before any statement runs. Before:
+     * on PostgreSQL a filter column 'user' compared the login name (claiming nothing, or every task
+     * for .and("user", "postgres")); 'group' and a MariaDB table 'order' passed the check and then
+     * every claim failed as "store unavailable".
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void namesTheDatabaseReadsAsSqlAreRefusedUpFront(String db) throws Exception {
+        String url = url(db);
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            for (ClaimTable t : new ClaimTable[] {
+                    ClaimTable.builder(name()).filterColumns("user").build(),
+                    ClaimTable.builder(name()).filterColumns("current_user").build(),
+                    ClaimTable.builder(name()).filterColumns("session_user").build(),
+                    ClaimTable.builder(name()).phaseColumn("group").build(),
+                    ClaimTable.builder("order").build()}) {
+                assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).createTableIfMissing(true).build())
+                        .as(t.toString()).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("is a reserved word").hasMessageContaining("rename it");
+                SqlDialect d = switch (db) {
+                    case "postgresql" -> SqlDialect.POSTGRESQL;
+                    case "mariadb" -> SqlDialect.MARIADB;
+                    case "sqlite" -> SqlDialect.SQLITE;
+                    default -> SqlDialect.H2;
+                };
+                assertThatThrownBy(() -> JdbcClaimStore.createTable(d, t)).isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(name()).filterColumns("user").build())
+                    .build()).hasMessageContaining("read as a value (the login name");
+            assertThatThrownBy(() -> JdbcLockStore.builder(pool).tableName("order"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'order' is a reserved word");
+            assertThatThrownBy(() -> JdbcLockStore.builder(pool).tableName("public.user"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'user' is a reserved word");
+        }
+    }
+
+    /** Issue 23 item 2: a table created with a quoted name the database does not fold to is found and named, with the rename. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "h2"})
+    void aQuotedNameInAnotherCaseIsRefusedWithTheRename(String db) throws Exception {
+        String url = url(db);
+        String bare = name();
+        String quoted = db.equals("postgresql") ? "Gw" + bare : bare.toLowerCase(java.util.Locale.ROOT);
+        String given = db.equals("postgresql") ? "Gw" + bare : bare;
+        exec(url, "CREATE TABLE \"" + quoted + "\" (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), "
+                + "locked_at BIGINT NOT NULL DEFAULT 0, updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(given).build()).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("created with a quoted name")
+                    .hasMessageContaining("ALTER TABLE \"" + quoted + "\" RENAME TO");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + quoted + "\"");
+        }
+    }
+
+    @Test
+    void aSchemaErrorIsNotAnOutage() {
+        assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();
+        assertThat(dev.turnstile.TurnstileException.class.isAssignableFrom(StoreSchemaException.class)).isTrue();
     }
 
     @Test

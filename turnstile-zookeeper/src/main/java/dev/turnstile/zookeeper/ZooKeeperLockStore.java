@@ -1346,7 +1346,8 @@ public final class ZooKeeperLockStore implements LockStore {
                     + "client read, create and delete under " + base + " (" + e.getMessage() + ")", e);
         }
         if (e instanceof RuntimeException r && !(e instanceof IllegalStateException)) {
-            return r instanceof StoreUnavailableException ? r : new StoreUnavailableException(what + " on " + description
+            return r instanceof StoreUnavailableException || r instanceof StoreSchemaException ? r
+                    : new StoreUnavailableException(what + " on " + description
                     + " failed: " + e, e);
         }
         return new StoreUnavailableException(what + " on " + description + " failed: " + e, e);
