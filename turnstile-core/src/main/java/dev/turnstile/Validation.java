@@ -40,8 +40,10 @@ final class Validation {
         String nfc = Normalizer.normalize(name, Normalizer.Form.NFC);
         int length = nfc.codePointCount(0, nfc.length());
         if (length > MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("lock name is " + length + " characters (Unicode code points) long ('"
-                    + nfc.substring(0, nfc.offsetByCodePoints(0, 40)) + "…'); the limit is " + MAX_NAME_LENGTH);
+            int given = name.codePointCount(0, name.length());
+            throw new IllegalArgumentException("lock name is " + length + " characters (Unicode code points) long"
+                    + (given != length ? " in normalization form C (" + given + " as given: NFC decomposes some characters)" : "")
+                    + " ('" + nfc.substring(0, nfc.offsetByCodePoints(0, 40)) + "…'); the limit is " + MAX_NAME_LENGTH);
         }
         if (isSpace(nfc.codePointAt(0)) || isSpace(nfc.codePointBefore(nfc.length()))) {
             throw new IllegalArgumentException("lock name '" + name

@@ -129,7 +129,7 @@ class TurnstileTest {
             store.acquireDelaysMillis.add(150L);
             store.acquireDelaysMillis.add(150L);
             assertThatThrownBy(() -> t.tryAcquire("slow", options)).isInstanceOf(StoreUnavailableException.class)
-                    .hasMessageContaining("too slow");
+                    .hasMessageContaining("more than half of lockAtMostFor (200 ms), twice").hasMessageContaining("give a longer lockAtMostFor");
             assertThat(store.inner.heldLocks()).as("both slow grants were handed back").isEmpty();
         }
     }

@@ -214,7 +214,9 @@ if ($got && $got == 4) {
             ? (126, 'bad interpreter (the #! line names a program that does not exist)')
             : (127, 'command not found');
     }
-    print STDERR "turnstile: cannot run '$command[0]': $why\n";
+    # a name of any length (up to the kernel's 128 KiB) would otherwise flood the terminal or cron mail
+    my $shown = length($command[0]) > 200 ? substr($command[0], 0, 200) . '... (' . length($command[0]) . ' bytes)' : $command[0];
+    print STDERR "turnstile: cannot run '$shown': $why\n";
     tell_jvm("exit $code");
     exit $code;
 }

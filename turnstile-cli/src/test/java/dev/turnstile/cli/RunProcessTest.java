@@ -86,4 +86,17 @@ class RunProcessTest {
         assertThat(db).exists();
         assertThat(cli.embeddedDb()).doesNotExist();
     }
+
+    /** A command name of 100 000 bytes that cannot run is named in a line of bounded length (an attack saw 131 kB). */
+    @Test
+    void aHugeCommandNameThatCannotRunIsShownShortened() throws Exception {
+        Cli cli = new Cli(dir);
+        String huge = "b".repeat(100_000);
+        Process run = cli.spawn(Map.of(), "run", "--lock", "huge-name", "--", huge);
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        String log = Files.readString(dir.resolve("spawned.log"));
+        assertThat(run.exitValue()).as(log.length() > 2000 ? log.substring(0, 2000) : log).isEqualTo(127);
+        assertThat(log).contains("cannot run 'bbbb").contains("... (100000 bytes)': command not found");
+        assertThat(log.length()).as("the whole output").isLessThan(2_000);
+    }
 }

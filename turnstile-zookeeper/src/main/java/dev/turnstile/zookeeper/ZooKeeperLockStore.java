@@ -859,6 +859,29 @@ public final class ZooKeeperLockStore implements LockStore {
     @Override
     public boolean release(String name, String token, Duration lockAtLeastFor) {
         checkOpen();
+        try {
+            return releaseOwnOrFound(name, token, lockAtLeastFor);
+        } catch (StoreUnavailableException e) {
+            if (sessionExpired(e)) {
+                // The server expired the session that made the node and removed its ephemeral
+                // nodes with it: the lease is already gone and the lock free, nothing to release.
+                log.debug("release of lock '{}': its session expired, so its node is gone", name);
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private static boolean sessionExpired(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof KeeperException.SessionExpiredException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean releaseOwnOrFound(String name, String token, Duration lockAtLeastFor) {
         stopWaiting(name, token); // an ambiguous waiting try is undone by a release of its token
         if (!ownNodes.containsKey(token)) {
             // Unknown here (another client's token, or a create whose reply was lost): a create that

@@ -132,6 +132,42 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    /**
+     * A release that finds its session expired (the JVM was frozen past the session timeout, and
+     * the client has not yet learnt it) is told "not held", not "the store is unavailable": the
+     * server removed the session's nodes with it, so the lock is already free (seen by an attack on
+     * `turnstile run`, which warned that the lock "frees itself when its TTL passes").
+     */
+    @Test
+    void aReleaseWhoseSessionExpiredSaysNotHeldInsteadOfUnavailable() throws Exception {
+        try (CuratorFramework real = curator()) {
+            java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
+            CuratorFramework expiring = (CuratorFramework) Proxy.newProxyInstance(getClass().getClassLoader(),
+                    new Class<?>[] {CuratorFramework.class}, (proxy, method, args) -> {
+                        if (expired.get() && java.util.Set.of("delete", "transaction", "getChildren", "getData", "setData",
+                                "checkExists", "create").contains(method.getName())) {
+                            throw new KeeperException.SessionExpiredException();
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(expiring).build()) {
+                String name = unique("expired-session");
+                store.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
+                store.tryAcquire(new AcquireRequest(name, "me", "t2", Duration.ofSeconds(30)));
+                expired.set(true);
+                assertThat(store.release(name, "t1", Duration.ZERO)).as("no lease: its session took it").isFalse();
+                assertThat(store.release(name, "t1", Duration.ofSeconds(5))).isFalse();
+                assertThatThrownBy(() -> store.extend(name, "t1", Duration.ofSeconds(1))).as("an extend still fails loudly")
+                        .isInstanceOf(dev.turnstile.StoreUnavailableException.class);
+                expired.set(false);
+            }
+        }
+    }
+
     /** Every node left under a base path's lock parents: parents and their children. */
     private static int nodesLeft(CuratorFramework c, String base) throws Exception {
         if (c.checkExists().forPath(base + "/locks") == null) {
