@@ -1403,6 +1403,11 @@ public final class ZooKeeperLockStore implements LockStore {
                 throw new IllegalArgumentException("base path '" + path + "' is invalid: give an absolute ZooKeeper path "
                         + "such as /turnstile, without a trailing '/', '.' or '..' segments");
             }
+            String namespace = client.getNamespace();
+            if ((namespace == null || namespace.isEmpty()) && (path.equals("/zookeeper") || path.startsWith("/zookeeper/"))) {
+                throw new IllegalArgumentException("base path '" + path + "' is inside /zookeeper, which ZooKeeper keeps for "
+                        + "itself (quotas, configuration): give another, such as /turnstile");
+            }
             this.basePath = path;
             return this;
         }

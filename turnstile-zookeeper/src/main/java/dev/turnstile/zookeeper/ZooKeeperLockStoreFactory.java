@@ -79,7 +79,9 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
                 throw new IllegalArgumentException("store URL '" + safe + "': '" + h + "' is not a host[:port]; separate "
                         + "servers with commas, e.g. zookeeper://zk1:2181,zk2:2181");
             }
-            String[] hp = h.startsWith("[") ? new String[] {h} : h.split(":");
+            // [v6]:port keeps its colons inside the brackets
+            String[] hp = h.startsWith("[") ? (h.contains("]:") ? new String[] {h.substring(0, h.indexOf("]:") + 1),
+                    h.substring(h.indexOf("]:") + 2)} : new String[] {h}) : h.split(":");
             if (hp.length == 2) {
                 int port = Integer.parseInt(hp[1]);
                 if (port < 1 || port > 65535) {
@@ -101,11 +103,19 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         }
         String auth = null;
         if (m.group("user") != null) {
-            auth = URLDecoder.decode(m.group("user"), StandardCharsets.UTF_8) + ":"
-                    + URLDecoder.decode(m.group("password").replace("+", "%2B"), StandardCharsets.UTF_8);
+            try {
+                auth = URLDecoder.decode(m.group("user"), StandardCharsets.UTF_8) + ":"
+                        + URLDecoder.decode(m.group("password").replace("+", "%2B"), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException badEscape) {
+                // URLDecoder's message quotes the bad escape, a piece of the password: not shown
+                throw new IllegalArgumentException("store URL '" + safe + "': the user name or password holds a '%' that "
+                        + "is not a percent escape: write % as %25 (and @ / : ? # as %40 %2F %3A %3F %23)");
+            }
         }
-        Duration session = o.duration("sessionTimeout", Duration.ofSeconds(10));
-        Duration connectTimeout = o.duration("connectTimeout", Duration.ofSeconds(5));
+        // The server bounds a session to 2 to 20 of its ticks; beyond these ranges a value is a typo
+        // (and past Integer.MAX_VALUE ms it would wrap into a session of a few hundred ms).
+        Duration session = o.duration("sessionTimeout", Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMinutes(10));
+        Duration connectTimeout = o.duration("connectTimeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10));
         String basePath = o.get("basePath", "/turnstile");
         Duration queueTimeout = o.duration("queueTimeout", ZooKeeperLockStore.DEFAULT_QUEUE_TIMEOUT);
         String description = "zookeeper://" + connect + (namespace == null ? "" : "/" + namespace);

@@ -275,6 +275,30 @@ class ZooKeeperLockStoreTest {
                 .hasMessageContaining("store URL");
     }
 
+    /** Issue 23's hostile ZooKeeper URLs: each refused with what to fix, none echoing the password. */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "zookeeper://h1:2181?turnstile.sessionTimeout=4294968s   | turnstile.sessionTimeout=4294968s in the store URL is out of range: give 100ms to 10m",
+        "zookeeper://h1:2181?turnstile.sessionTimeout=999999999s | out of range: give 100ms to 10m",
+        "zookeeper://h1:2181?turnstile.sessionTimeout=50ms       | out of range: give 100ms to 10m",
+        "zookeeper://h1:2181?turnstile.connectTimeout=3000000s   | turnstile.connectTimeout=3000000s in the store URL is out of range: give 10ms to 10m",
+        "zookeeper://admin:pa%ZZss@h1:2181/x                     | is not a percent escape: write % as %25",
+        "zookeeper://[::1]:99999/x                               | port 99999 is out of range",
+        "zookeeper://h1:2181?turnstile.basePath=/zookeeper        | inside /zookeeper, which ZooKeeper keeps for itself",
+        "zookeeper://h1:2181?turnstile.basePath=/zookeeper/quota  | inside /zookeeper, which ZooKeeper keeps for itself",
+    })
+    void hostileUrlsAreRefusedNamingWhatToFix(String url, String message) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(message).message().doesNotContain("ZZ").doesNotContain("pa%");
+    }
+
+    @Test
+    void aBasePathNamedZookeeperInsideAChrootIsAnOrdinaryPath() {
+        try (LockStore store = LockStores.open("zookeeper://127.0.0.1:1/apps?turnstile.basePath=/zookeeper&turnstile.connectTimeout=300ms")) {
+            assertThat(store.description()).contains("/apps");
+        }
+    }
+
     @Test
     void optionsWithoutTheTurnstilePrefixAreNamedInTheMessage() {
         assertThatThrownBy(() -> LockStores.open("zookeeper://h1:2181?sessionTimeout=10s&password=s3cret"))
