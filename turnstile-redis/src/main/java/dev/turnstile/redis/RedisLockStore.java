@@ -827,7 +827,41 @@ public final class RedisLockStore implements LockStore {
         if (e.getCause() != null && e.getCause().getMessage() != null && !detail.contains(e.getCause().getMessage())) {
             detail += ": " + e.getCause().getMessage();
         }
-        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + detail, e);
+        String cause = cause(detail);
+        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
+                + detail + ")" : detail), e);
+    }
+
+    /**
+     * What the user should fix, for the driver's messages that all begin "Unable to connect": the
+     * cause first, in words, with the driver's text after it.
+     */
+    static String cause(String detail) {
+        String d = detail.toLowerCase(java.util.Locale.ROOT);
+        if (d.contains("db index is out of range")) {
+            return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
+        }
+        if (d.contains("wrongpass") || d.contains("noauth") || d.contains("invalid password") || d.contains("invalid username")) {
+            return "authentication failed: check the user and password in the URL";
+        }
+        if (d.contains("connection refused")) {
+            return "connection refused: is Redis running at that host and port?";
+        }
+        if (d.contains("name or service not known") || d.contains("unknownhost") || d.contains("nodename nor servname")) {
+            return "unknown host: check the host name";
+        }
+        if (d.contains("sentinel master") && d.contains("timed out")) {
+            return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
+                    + "Redis server, and is the master name after '#' right?";
+        }
+        if (d.contains("connection closed prematurely") || d.contains("connection reset")) {
+            return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
+        }
+        if (d.contains("initialization timed out") || d.contains("connection timed out")) {
+            return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
+                    + "or overloaded";
+        }
+        return null;
     }
 
     /**

@@ -1,0 +1,49 @@
+package dev.turnstile.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Issue 23's Redis errors, on the machine's real Redis (6379) and PostgreSQL (5432): the driver says
+ * "Unable to connect" for all of them; the message must say the cause first.
+ */
+class RedisErrorsTest {
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "redis://127.0.0.1:6379/99                                   | that database number does not exist",
+        "redis://127.0.0.1:5432?turnstile.timeout=2s                 | not a Redis server (wrong port?)",
+        "redis://127.0.0.1:1                                         | connection refused: is Redis running",
+        "redis://no-such-host.invalid:6379                           | unknown host",
+        "SILENT                                                      | did not answer within turnstile.connectTimeout",
+        "redis-sentinel://127.0.0.1:6379?turnstile.timeout=1s#mymaster | no Sentinel answered SENTINEL MASTER",
+    })
+    void eachConnectFailureSaysItsCause(String url, String cause) throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                LockStore store = LockStores.open(url.equals("SILENT")
+                        ? "redis://127.0.0.1:" + silent.getLocalPort() + "?turnstile.connectTimeout=1s" : url)) {
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause);
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "Unable to connect to h:1: WRONGPASS invalid username-password pair | authentication failed",
+        "ERR something new                                                 | ",
+    })
+    void theCauseIsReadFromTheDriversText(String detail, String cause) {
+        if (cause == null) {
+            assertThat(RedisLockStore.cause(detail)).isNull();
+        } else {
+            assertThat(RedisLockStore.cause(detail)).contains(cause);
+        }
+    }
+}
