@@ -252,7 +252,8 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
         // ZooKeeper's client and Curator report every reconnect attempt and retry; Turnstile reports what matters.
-        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
+        // (its ERRORs too: an unknown host gave one stack trace per connect attempt; the store says why in one line)
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "warn" : "off");
         System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
         System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile", verbose ? "debug" : "warn");
         if (!verbose) {

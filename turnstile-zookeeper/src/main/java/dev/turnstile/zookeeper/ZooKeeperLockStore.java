@@ -1239,7 +1239,17 @@ public final class ZooKeeperLockStore implements LockStore {
             // Closing our own client ends the session, and the server drops the held locks' nodes
             // at once: their leases are lost now, and must say so before anyone else can be let in.
             sessionEnded("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
-            client.close();
+            // ZooKeeper's close sends closeSession and waits for it even when no server answers
+            // (until its connect attempts give up: 10 s and more for a silent port). No close may
+            // hang: wait one connect timeout, then let a daemon thread finish it.
+            Thread closer = new Thread(client::close, "turnstile-zookeeper-close");
+            closer.setDaemon(true);
+            closer.start();
+            try {
+                closer.join(Math.max(1000, client.getZookeeperClient().getConnectionTimeoutMs()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -1279,14 +1289,20 @@ public final class ZooKeeperLockStore implements LockStore {
         if (!connected) {
             connectFailedAt = System.nanoTime();
             connectFailed = true;
+            connectFailure = Unreachable.diagnose(client.getZookeeperClient().getCurrentConnectionString());
             throw unreachable();
         }
         connectFailed = false;
     }
 
+    /** Why the last connect failed, in words (see {@link Unreachable}); null before one has. */
+    private volatile String connectFailure;
+
     private StoreUnavailableException unreachable() {
+        String why = connectFailure;
         return new StoreUnavailableException("cannot connect to " + description + " within "
-                + client.getZookeeperClient().getConnectionTimeoutMs() + " ms (turnstile.connectTimeout)", null);
+                + client.getZookeeperClient().getConnectionTimeoutMs() + " ms (turnstile.connectTimeout)"
+                + (why != null ? ": " + why : ""), null);
     }
 
     /** While the session is not proven alive, a lease cannot be renewed; once it is lost, never. */

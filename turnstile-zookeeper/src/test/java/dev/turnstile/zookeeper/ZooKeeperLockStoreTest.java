@@ -292,6 +292,33 @@ class ZooKeeperLockStoreTest {
                 .hasMessageContaining(message).message().doesNotContain("ZZ").doesNotContain("pa%");
     }
 
+    /**
+     * Issue 23 item 7: a server that cannot be reached costs one connect timeout, closing included
+     * (ZooKeeper's close waited 10 s and more for a silent port), and the message says why.
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "127.0.0.1:1                  | connection refused by 127.0.0.1:1",
+        "no-such-host.invalid:2181    | unknown host no-such-host.invalid",
+        "127.0.0.1:6379               | 127.0.0.1:6379 accepted a connection but did not answer as a ZooKeeper server",
+        "SILENT                       | accepted a connection but did not answer as a ZooKeeper server",
+    })
+    void anUnreachableServerCostsOneConnectTimeoutAndSaysWhy(String server, String cause) throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            String hostPort = server.equals("SILENT") ? "127.0.0.1:" + silent.getLocalPort() : server;
+            long start = System.nanoTime();
+            LockStore store = LockStores.open("zookeeper://" + hostPort + "/x?turnstile.connectTimeout=1s");
+            try {
+                assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("within 1000 ms").hasMessageContaining(cause);
+            } finally {
+                store.close();
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("connect timeout, probe, close")
+                    .isLessThan(Duration.ofMillis(4500));
+        }
+    }
+
     @Test
     void aBasePathNamedZookeeperInsideAChrootIsAnOrdinaryPath() {
         try (LockStore store = LockStores.open("zookeeper://127.0.0.1:1/apps?turnstile.basePath=/zookeeper&turnstile.connectTimeout=300ms")) {
