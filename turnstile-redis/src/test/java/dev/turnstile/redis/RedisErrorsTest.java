@@ -46,4 +46,14 @@ class RedisErrorsTest {
             assertThat(RedisLockStore.cause(detail)).contains(cause);
         }
     }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "redis://127.0.0.1:6379?turnstile.connectTimeout=999999999s | turnstile.connectTimeout=999999999s in the store URL is out of range: give 1ms to 1d",
+        "redis://127.0.0.1:6379?turnstile.timeout=0s                | turnstile.timeout=0s in the store URL is out of range: give 1ms to 1d",
+        "redlock://127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381?turnstile.nodeTimeout=2d | turnstile.nodeTimeout=2d",
+    })
+    void durationOptionsOutsideTheirRangeAreRefusedNamingOptionAndRange(String url, String message) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
+    }
 }
