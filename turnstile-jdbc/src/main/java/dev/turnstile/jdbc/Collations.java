@@ -56,6 +56,25 @@ final class Collations {
                     }
                 }
             }
+        } else if (dialectId.equals("sqlite")) {
+            // SQLite keeps no collation catalogue: the column's COLLATE is in the table's own CREATE TABLE
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE")) {
+                ps.setString(1, bare);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next() && rs.getString(1) != null) {
+                        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?is)[(,]\\s*[\"`\\[]?" + java.util.regex.Pattern.quote(column)
+                                + "[\"`\\]]?\\s[^,]*?\\bCOLLATE\\s+[\"']?(NOCASE|RTRIM)\\b").matcher(rs.getString(1));
+                        if (m.find()) {
+                            throw new StoreSchemaException("the " + what + " '" + table + "' compares column '" + column
+                                    + "' with COLLATE " + m.group(1).toUpperCase(java.util.Locale.ROOT) + ": names that differ "
+                                    + "only in case (or trailing spaces) would be one. SQLite cannot change a column's "
+                                    + "collation: create the table again without it (turnstile schema prints the DDL) and "
+                                    + "copy the rows over", null);
+                        }
+                    }
+                }
+            }
         } else if (dialectId.equals("postgresql")) {
             // to_regclass folds the unquoted name as the statements do, and is NULL for a missing table
             String sql = "SELECT co.collname, co.collisdeterministic FROM pg_attribute a JOIN pg_collation co "

@@ -32,6 +32,24 @@ class JdbcCollationTest {
             + "fence BIGINT NOT NULL, acquired_at BIGINT NOT NULL, expires_at BIGINT NOT NULL";
 
     @Test
+    void aSqliteLockTableWithCollateNocaseIsRefused(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("nocase.db");
+        exec(url, "CREATE TABLE turnstile_locks (name TEXT NOT NULL COLLATE NOCASE PRIMARY KEY, owner TEXT NOT NULL, "
+                + "token TEXT NOT NULL, fence INTEGER NOT NULL, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThatThrownBy(() -> t.tryAcquire("Report")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("with COLLATE NOCASE").hasMessageContaining("create the table again");
+        }
+        String plain = "jdbc:sqlite:" + dir.resolve("plain.db");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(plain)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThat(t.tryAcquire("Report")).isPresent();
+            assertThat(t.tryAcquire("report")).as("the shipped table compares bytes").isPresent();
+        }
+    }
+
+    @Test
     void aMariaDbLockTableWithACaseInsensitiveCollationIsRefusedWithTheAlter() throws Exception {
         String url = TestDatabases.MARIADB;
         String table = JdbcLockStoreTest.table();
