@@ -30,12 +30,19 @@ final class Unreachable {
      */
     static String cause(MongoClient client, MongoTimeoutException e) {
         List<String> causes = new ArrayList<>();
+        List<String> silent = new ArrayList<>();
         try {
             for (ServerDescription server : client.getClusterDescription().getServerDescriptions()) {
                 String why = describe(server.getAddress().toString(), server.getException());
                 if (why != null && !causes.contains(why)) {
                     causes.add(why);
+                } else if (why == null) {
+                    silent.add(server.getAddress().toString()); // still connecting: no answer, no error yet
                 }
+            }
+            if (causes.isEmpty() && !silent.isEmpty()) {
+                return String.join(", ", silent) + " did not answer in time (a silent server, not a MongoDB server, or "
+                        + "overloaded; turnstile.timeout or serverSelectionTimeoutMS)";
             }
         } catch (RuntimeException unreadable) {
             // the client is closing: the driver's message below is all there is
