@@ -7,9 +7,11 @@ import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.StoreUrlOptions;
 import dev.turnstile.spi.StoreUrls;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.InvalidPathException;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -351,8 +353,16 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         } catch (InvalidPathException e) {
             return; // the driver says what is wrong with it
         }
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
-            boolean directory = Files.isDirectory(file);
+        // One stat, not exists() then isRegularFile(): stores opening one new file together saw it
+        // between the two calls as existing and then as no regular file (a CI failure).
+        BasicFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(file, BasicFileAttributes.class);
+        } catch (IOException e) {
+            return; // absent (SQLite creates it) or unreadable: the driver says what is wrong
+        }
+        if (!attributes.isRegularFile()) {
+            boolean directory = attributes.isDirectory();
             throw new IllegalArgumentException("SQLite path " + path + (Files.isSymbolicLink(file) ? " (a symbolic link)" : "")
                     + (directory ? " is a directory: give the path of a database file in it, for example "
                             + file.resolve("locks.db")
