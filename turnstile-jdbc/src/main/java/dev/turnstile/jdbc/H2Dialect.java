@@ -39,7 +39,8 @@ final class H2Dialect extends Dialect {
 
     @Override
     boolean isMissingTable(SQLException e) {
-        return e.getErrorCode() == 42102 || e.getErrorCode() == 42104;
+        // 42103: not found, "candidates are" others of the name in another case (a quoted twin)
+        return e.getErrorCode() == 42102 || e.getErrorCode() == 42103 || e.getErrorCode() == 42104;
     }
 
     @Override

@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -393,19 +394,18 @@ public final class JdbcClaimStore implements ClaimStore {
             String[] parts = splitTable(c);
             Map<String, String> columns = columns(md, parts);
             this.columnTypes = columnTypes(md, parts);
-            if (columns.isEmpty()) {
-                throw new StoreSchemaException("the task table '" + table.table() + "' does not exist in " + description
-                        + " (or has no columns this connection can see). Create it with:\n" + sql.createTable(table)
-                        + "\nor build the store with createTableIfMissing(true)", null);
-            }
             List<String> problems = new ArrayList<>();
             List<String> fixes = new ArrayList<>();
             foldingProblems(md, parts, problems, fixes);
-
             if (!problems.isEmpty()) {
                 throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
                         + " cannot be claimed from: " + String.join("; ", problems) + ". Rename with:\n"
                         + String.join("\n", fixes), null);
+            }
+            if (columns.isEmpty()) {
+                throw new StoreSchemaException("the task table '" + table.table() + "' does not exist in " + description
+                        + " (or has no columns this connection can see). Create it with:\n" + sql.createTable(table)
+                        + "\nor build the store with createTableIfMissing(true)", null);
             }
             for (String col : table.columns()) {
                 if (!columns.containsKey(col.toLowerCase(Locale.ROOT))) {
@@ -450,23 +450,12 @@ public final class JdbcClaimStore implements ClaimStore {
 
     /** Catalog, schema and table as the metadata calls want them. */
     private String[] splitTable(Connection c) throws SQLException {
-        String name = table.table();
-        int dot = name.indexOf('.');
-        String schema = dot < 0 ? null : name.substring(0, dot);
-        String bare = dot < 0 ? name : name.substring(dot + 1);
-        String catalog = null;
-        if (sql instanceof MariaDbClaimSql) {
-            catalog = schema != null ? schema : c.getCatalog(); // MySQL's schemas are catalogs
-            schema = null;
-        } else if (sql instanceof PostgresClaimSql && schema == null) {
-            schema = c.getSchema();
-        }
-        return new String[] {catalog, schema, bare};
+        return QuotedNames.split(c, table.table(), sql.dialect().id());
     }
 
     /** Lower-case column name to type name; tries the name as given, lower and upper case (H2 folds up). */
     private static Map<String, String> columns(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : variants(p)) {
+        for (String[] variant : QuotedNames.variants(p)) {
             Map<String, String> out = new TreeMap<>();
             try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
                 while (rs.next()) {
@@ -481,46 +470,40 @@ public final class JdbcClaimStore implements ClaimStore {
     }
 
     /**
-     * Turnstile writes names unquoted, so the database folds them (PostgreSQL to lower case, H2 to
-     * upper case): a table or column created with a quoted name in another case ("Gateways") is
-     * not the one the statements reach. Found here, by the metadata's real spelling, with the
-     * rename that fixes it. MariaDB and SQLite match unquoted names as written.
+     * A table or column created with a quoted name in another case is not the one the unquoted
+     * statements reach ({@link QuotedNames}): found here by the metadata's real spelling, with the
+     * rename that fixes it.
      */
     private void foldingProblems(DatabaseMetaData md, String[] p, List<String> problems, List<String> fixes)
             throws SQLException {
-        boolean lower = sql instanceof PostgresClaimSql;
-        boolean upper = sql instanceof H2ClaimSql;
-        if (!lower && !upper) {
+        QuotedNames.Folding folding = QuotedNames.Folding.of(sql.dialect().id());
+        if (folding == QuotedNames.Folding.NONE) {
             return;
         }
         Set<String> wanted = new LinkedHashSet<>();
         table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
-        for (String[] variant : variants(p)) {
-            String realTable = null;
+        Optional<String> twin = QuotedNames.quotedTwin(md, p, folding);
+        twin.ifPresent(real -> {
+            problems.add(QuotedNames.twinAdvice(real, table.table(), folding));
+            fixes.add("ALTER TABLE \"" + real + "\" RENAME TO " + folding.fold(p[2]) + ";");
+        });
+        for (String[] variant : QuotedNames.variants(p)) {
             List<String> real = new ArrayList<>();
-            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+            try (ResultSet rs = md.getColumns(variant[0], variant[1], twin.orElse(variant[2]), null)) {
                 while (rs.next()) {
-                    if (!rs.getString("TABLE_NAME").equalsIgnoreCase(p[2])) {
-                        continue; // '_' in the name is a pattern wildcard
+                    if (rs.getString("TABLE_NAME").equalsIgnoreCase(p[2])) { // '_' in the name is a pattern wildcard
+                        real.add(rs.getString("COLUMN_NAME"));
                     }
-                    realTable = rs.getString("TABLE_NAME");
-                    real.add(rs.getString("COLUMN_NAME"));
                 }
             }
-            if (realTable == null) {
+            if (real.isEmpty()) {
                 continue;
             }
-            String folded = lower ? realTable.toLowerCase(Locale.ROOT) : realTable.toUpperCase(Locale.ROOT);
-            if (!realTable.equals(folded)) {
-                problems.add("the table is named \"" + realTable + "\" (created with a quoted name), but an unquoted "
-                        + table.table() + " means " + folded + " to this database");
-                fixes.add("ALTER TABLE \"" + realTable + "\" RENAME TO " + folded + ";");
-            }
             for (String c : real) {
-                String f = lower ? c.toLowerCase(Locale.ROOT) : c.toUpperCase(Locale.ROOT);
+                String f = folding.fold(c);
                 if (wanted.contains(c.toLowerCase(Locale.ROOT)) && !c.equals(f)) {
                     problems.add("column \"" + c + "\" was created with a quoted name; unquoted it means " + f);
-                    fixes.add("ALTER TABLE " + folded + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
+                    fixes.add("ALTER TABLE " + folding.fold(p[2]) + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
                 }
             }
             return;
@@ -529,7 +512,7 @@ public final class JdbcClaimStore implements ClaimStore {
 
     /** Lower-case column name to its JDBC type, with the same name variants as {@link #columns}. */
     private static Map<String, ColumnType> columnTypes(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : variants(p)) {
+        for (String[] variant : QuotedNames.variants(p)) {
             Map<String, ColumnType> out = new TreeMap<>();
             try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
                 while (rs.next()) {
@@ -545,7 +528,7 @@ public final class JdbcClaimStore implements ClaimStore {
     }
 
     private boolean hasClaimIndex(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : variants(p)) {
+        for (String[] variant : QuotedNames.variants(p)) {
             Map<String, TreeMap<Integer, String>> indexes = new LinkedHashMap<>();
             try (ResultSet rs = md.getIndexInfo(variant[0], variant[1], variant[2], false, true)) {
                 while (rs.next()) {
@@ -573,13 +556,6 @@ public final class JdbcClaimStore implements ClaimStore {
         return false;
     }
 
-    private static List<String[]> variants(String[] p) {
-        List<String[]> out = new ArrayList<>();
-        out.add(p);
-        out.add(new String[] {p[0], p[1] == null ? null : p[1].toLowerCase(Locale.ROOT), p[2].toLowerCase(Locale.ROOT)});
-        out.add(new String[] {p[0], p[1] == null ? null : p[1].toUpperCase(Locale.ROOT), p[2].toUpperCase(Locale.ROOT)});
-        return out;
-    }
 
     /** The DDL script's statements, without comment lines. */
     static List<String> statements(String script) {

@@ -316,11 +316,36 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
+    /**
+     * Why a missing lock table may be there after all, under a quoted name in another case; empty
+     * when it is not, or when that cannot be looked up (the error being reported says enough).
+     */
+    private String quotedTwinAdvice() {
+        Dialect d = dialect;
+        if (d == null) {
+            return "";
+        }
+        QuotedNames.Folding folding = QuotedNames.Folding.of(d.id());
+        try (Connection c = dataSource.getConnection()) {
+            String[] parts = QuotedNames.split(c, table, d.id());
+            String advice = QuotedNames.quotedTwin(c.getMetaData(), parts, folding)
+                    .map(real -> QuotedNames.twinAdvice(real, table, folding))
+                    .orElse("");
+            commitIfNeeded(c);
+            return advice;
+        } catch (SQLException | RuntimeException e) {
+            log.debug("cannot look for a quoted twin of {}: {}", table, e.toString());
+            return "";
+        }
+    }
+
     private dev.turnstile.TurnstileException translate(String what, SQLException e) {
         if (dialect != null && dialect.isMissingTable(e)) {
+            String twin = quotedTwinAdvice();
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
-                    + description + ". Create it with the DDL that 'turnstile schema --store <url>' prints (or add "
-                    + "--apply to run it), or build the store with createTableIfMissing(true)", e);
+                    + description + (twin.isEmpty() ? ". Create it with the DDL that 'turnstile schema --store <url>' "
+                    + "prints (or add --apply to run it), or build the store with createTableIfMissing(true)"
+                    : "; " + twin), e);
         }
         if (dialect != null && dialect.isDiskFull(e)) {
             return new StoreUnavailableException("cannot " + what + " on " + description + ": " + Dialect.DISK_FULL

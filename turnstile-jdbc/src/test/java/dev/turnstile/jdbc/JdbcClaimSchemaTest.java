@@ -194,6 +194,46 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * The same when the name is given unquoted, as a user who typed the table's name would: the
+     * table the statements reach does not exist, and the quoted one is named with the rename,
+     * for the task table and the lock table alike. Once a table of the folded name exists (here
+     * created by createTableIfMissing), the quoted one is no longer a problem.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "h2"})
+    void aQuotedTwinOfAnUnquotedNameIsNamedWithTheRename(String db) throws Exception {
+        String url = url(db);
+        String given = name();
+        String quoted = db.equals("postgresql") ? "Gw" + given.substring(2) : given.toLowerCase(java.util.Locale.ROOT);
+        String unquoted = db.equals("postgresql") ? "gw" + given.substring(2) : given;
+        String locks = db.equals("postgresql") ? "Lk" + given.substring(2) : given.toLowerCase(java.util.Locale.ROOT) + "_l";
+        String locksUnquoted = db.equals("postgresql") ? "lk" + given.substring(2) : given + "_L";
+        exec(url, "CREATE TABLE \"" + quoted + "\" (id VARCHAR(64) PRIMARY KEY, phase VARCHAR(64), "
+                + "locked_at BIGINT NOT NULL DEFAULT 0, updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)",
+                "CREATE TABLE \"" + locks + "\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(unquoted).build()).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("a table named \"" + quoted + "\" exists, created with a quoted name")
+                    .hasMessageContaining("ALTER TABLE \"" + quoted + "\" RENAME TO");
+            try (JdbcLockStore store = JdbcLockStore.builder(pool).tableName(locksUnquoted).build()) {
+                assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                        .isInstanceOf(StoreSchemaException.class)
+                        .hasMessageContaining("does not exist")
+                        .hasMessageContaining("a table named \"" + locks + "\" exists, created with a quoted name")
+                        .hasMessageContaining("ALTER TABLE \"" + locks + "\" RENAME TO");
+            }
+            try (JdbcLockStore store = JdbcLockStore.builder(pool).tableName(locksUnquoted).createTableIfMissing(true).build()) {
+                assertThat(store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                        .isPresent();
+            }
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + quoted + "\"", "DROP TABLE IF EXISTS \"" + locks + "\"",
+                    "DROP TABLE IF EXISTS " + locksUnquoted);
+        }
+    }
+
     @Test
     void aSchemaErrorIsNotAnOutage() {
         assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();

@@ -305,6 +305,8 @@ public final class RedisLockStore implements LockStore {
     /** Replicas that must acknowledge a write: a count, or {@link #AUTO_ACKS}. */
     private final int replicaAcks;
     private final Duration replicaAckTimeout;
+    /** The user whose password the URL gave (checked once connected), or null if none was given. */
+    private final String passwordUser;
     /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
     private volatile int knownReplicas = -1;
     /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
@@ -347,6 +349,7 @@ public final class RedisLockStore implements LockStore {
         this.cluster = b.cluster;
         this.replicaAcks = b.replicaAcks;
         this.replicaAckTimeout = b.replicaAckTimeout;
+        this.passwordUser = b.passwordUser;
         this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
@@ -879,6 +882,32 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
+    /**
+     * Whether the server lets {@code user} in with any password: Redis 6 and later accept AUTH
+     * with any password for a user marked {@code nopass} (the default user of a server without a
+     * password), so a password in the URL proves nothing there. Asked with {@code ACL GETUSER},
+     * which changes nothing and logs no failed login; a server that refuses the question (no ACL
+     * permission, Redis before 6) is taken to check passwords.
+     */
+    static boolean acceptsAnyPassword(RedisClusterCommands<String, String> redis, String user) {
+        List<Object> reply;
+        try {
+            reply = redis.aclGetuser(user);
+        } catch (RedisException e) {
+            log.debug("cannot ask whether user '{}' has a password: {}", user, e.toString());
+            return false;
+        }
+        if (reply == null) {
+            return false;
+        }
+        for (int i = 0; i + 1 < reply.size(); i += 2) {
+            if ("flags".equals(String.valueOf(reply.get(i))) && reply.get(i + 1) instanceof List<?> flags) {
+                return flags.stream().anyMatch(f -> "nopass".equals(String.valueOf(f)));
+            }
+        }
+        return false;
+    }
+
     /** Opens the command connection now rather than on first use. */
     void connect() {
         try {
@@ -918,6 +947,12 @@ public final class RedisLockStore implements LockStore {
                     redis = syncOf.apply(c0);
                     if (!cluster && replicaAcks == AUTO_ACKS) {
                         learnReplicas(redis.info("replication"));
+                    }
+                    if (passwordUser != null && acceptsAnyPassword(redis, passwordUser)) {
+                        log.warn("{}: the URL gives a password, but the server's user '{}' has none (nopass), so any "
+                                + "password is accepted: check that the URL names the server you meant, or set the "
+                                + "password on the server (ACL SETUSER {} resetpass >…)", description, passwordUser,
+                                passwordUser);
                     }
                 }
                 c = redis;
@@ -1003,6 +1038,7 @@ public final class RedisLockStore implements LockStore {
         private String description;
         private int replicaAcks = AUTO_ACKS;
         private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
+        private String passwordUser;
         private final List<AutoCloseable> owned = new ArrayList<>();
 
         @SuppressWarnings("unchecked")
@@ -1092,6 +1128,12 @@ public final class RedisLockStore implements LockStore {
                 throw new IllegalArgumentException("replica acknowledgement timeout must be positive and at most a day, got " + timeout);
             }
             this.replicaAckTimeout = timeout;
+            return this;
+        }
+
+        /** The URL gave a password for this user: warn once connected if the server checks none. */
+        Builder passwordGiven(String user) {
+            this.passwordUser = user;
             return this;
         }
 

@@ -14,10 +14,13 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -113,8 +116,10 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                         RedisClient client = client(resources, uri("redis://" + p.userInfo + host + "/" + db, connectTimeout, p.url),
                                 nodeTimeout, connectTimeout);
                         made.add(client::shutdown);
-                        RedisLockStore node = RedisLockStore.builder(client).keyPrefix(p.options.get("prefix", "turnstile:"))
-                                .description("redis://" + host + (db != 0 ? "/" + db : "")).replicaAcks(0).owning(client).build();
+                        RedisLockStore.Builder nodeBuilder = RedisLockStore.builder(client).keyPrefix(p.options.get("prefix", "turnstile:"))
+                                .description("redis://" + host + (db != 0 ? "/" + db : "")).replicaAcks(0).owning(client);
+                        passwordUser(p.userInfo).ifPresent(nodeBuilder::passwordGiven);
+                        RedisLockStore node = nodeBuilder.build();
                         nodes.add(node);
                         made.add(node::close);
                     }
@@ -169,6 +174,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         if (ackTimeout != null) {
             b.replicaAckTimeout(ackTimeout);
         }
+        passwordUser(p.userInfo).ifPresent(b::passwordGiven);
         return b.description(safe(p.url)).owning(client).owning(() -> resources.shutdown()).build();
     }
 
@@ -221,6 +227,29 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     }
 
     private record Parsed(String url, String userInfo, StoreUrlOptions options) {}
+
+    /**
+     * The user whose password the URL gives ({@code default} when it names none), if it gives one:
+     * {@code user:password@}, {@code :password@} or {@code password@}.
+     */
+    static Optional<String> passwordUser(String userInfo) {
+        if (userInfo.isEmpty()) {
+            return Optional.empty();
+        }
+        String info = userInfo.substring(0, userInfo.length() - 1);
+        int colon = info.indexOf(':');
+        String user = colon < 0 ? "" : info.substring(0, colon);
+        String password = colon < 0 ? info : info.substring(colon + 1);
+        if (password.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            user = URLDecoder.decode(user.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // a bad escape is refused when the URL is parsed
+        }
+        return Optional.of(user.isEmpty() ? "default" : user);
+    }
 
     private static Parsed parse(String url) {
         StoreUrlOptions options;

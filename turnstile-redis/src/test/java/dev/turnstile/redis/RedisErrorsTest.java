@@ -56,4 +56,41 @@ class RedisErrorsTest {
     void durationOptionsOutsideTheirRangeAreRefusedNamingOptionAndRange(String url, String message) {
         assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
     }
+
+    /**
+     * Issue 23 item 9: a password given to a server whose user has none is accepted by Redis 6+
+     * (a nopass user takes any password). The store asks the server with ACL GETUSER (no failed
+     * login is logged) and warns; a user with a password is not reported.
+     */
+    @org.junit.jupiter.api.Test
+    void aPasswordTheServerDoesNotCheckIsFound() {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create("redis://127.0.0.1:6379");
+        try (var connection = client.connect()) {
+            var redis = connection.sync();
+            assertThat(RedisLockStore.acceptsAnyPassword(redis, "default")).isTrue();
+            redis.aclSetuser("turnstile_pw_test", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("s3cret").allKeys()
+                    .allCommands());
+            try {
+                assertThat(RedisLockStore.acceptsAnyPassword(redis, "turnstile_pw_test")).isFalse();
+            } finally {
+                redis.aclDeluser("turnstile_pw_test");
+            }
+            assertThat(RedisLockStore.acceptsAnyPassword(redis, "no_such_user")).isFalse();
+        } finally {
+            client.shutdown();
+        }
+        assertThat(RedisLockStoreFactory.passwordUser("")).isEmpty();
+        assertThat(RedisLockStoreFactory.passwordUser("pw@")).contains("default");
+        assertThat(RedisLockStoreFactory.passwordUser(":pw@")).contains("default");
+        assertThat(RedisLockStoreFactory.passwordUser("al%40ice:pw@")).contains("al@ice");
+        assertThat(RedisLockStoreFactory.passwordUser("alice:@")).isEmpty();
+    }
+
+    /** A store opened with an unchecked password still works (a rollout sets client passwords first). */
+    @org.junit.jupiter.api.Test
+    void aStoreWithAnUncheckedPasswordStillWorks() throws Exception {
+        try (LockStore store = LockStores.open("redis://:not-checked@127.0.0.1:6379")) {
+            assertThat(store.heldLocks()).isNotNull();
+        }
+    }
 }
