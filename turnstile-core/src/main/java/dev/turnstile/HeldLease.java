@@ -9,7 +9,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,12 +44,16 @@ final class HeldLease implements Lease {
     private volatile Duration ttl;
     private volatile ReleaseOutcome outcome;
     private volatile LeaseLoss loss;
+    /** Whether the store said others ended the lease (see {@link LeaseProof#ended}, {@link ReleaseOutcome#NOT_OWNER}). */
+    private volatile boolean endedByOthers;
     private ScheduledFuture<?> renewal; // guarded by this
     private ScheduledFuture<?> deadlineCheck; // guarded by this
     private boolean deadlineWatched; // guarded by this
     /** The store's limit on the lease's proof (a suspended session), or {@link LeaseProof#NO_LIMIT}. */
     private volatile long proofLimitNanos = LeaseProof.NO_LIMIT; // written under this
     private ReleaseWatch proofWatch; // guarded by this
+    private ReleaseWatch releaseWatch; // guarded by this
+    private final AtomicBoolean noticeCheckPending = new AtomicBoolean();
 
     HeldLease(Turnstile turnstile, LockStore store, LeaseKeeper keeper, String name, String owner, String token,
             Grant grant, LockOptions options, long startNanos) {
@@ -94,11 +100,59 @@ final class HeldLease implements Lease {
             public void lost(String reason) {
                 markLost(reason);
             }
+
+            @Override
+            public void ended(String reason) {
+                markEnded(reason);
+            }
         });
         if (state == State.HELD) {
             proofWatch = w;
         } else {
             w.close();
+        }
+        if (options.keepAlive() && options.onLost().isPresent()) {
+            // Someone stops work on loss: where the store tells of releases (Redis, PostgreSQL),
+            // a forced release is checked at once rather than found at the next renewal. Subscribed
+            // on the keeper's thread, so that neither the acquire nor the release waits for it.
+            keeper.execute(this::watchReleases);
+        }
+    }
+
+    private void watchReleases() {
+        if (state != State.HELD) {
+            return;
+        }
+        ReleaseWatch r;
+        try {
+            r = store.watchReleases(name, this::releaseNoticed);
+        } catch (RuntimeException e) {
+            log.debug("cannot watch releases of '{}' (renewals still find a forced release): {}", name, e.toString());
+            return;
+        }
+        synchronized (this) {
+            if (state == State.HELD) {
+                releaseWatch = r;
+                return;
+            }
+        }
+        r.close();
+    }
+
+    /**
+     * The store says a lease on this name ended: a forced release (no token) or this lease's own
+     * token ended by someone else. Notices can be spurious, so the store is asked (a renewal, which
+     * refuses a lease that is gone); notices that come while a check is pending share it.
+     */
+    private void releaseNoticed(String released) {
+        if (state != State.HELD || (released != null && !released.equals(token))) {
+            return;
+        }
+        if (noticeCheckPending.compareAndSet(false, true)) {
+            keeper.execute(() -> {
+                noticeCheckPending.set(false); // a notice during the renewal asks for another
+                renewOnce(true);
+            });
         }
     }
 
@@ -251,7 +305,9 @@ final class HeldLease implements Lease {
                             ? ReleaseOutcome.SHORTENED_TO_AT_LEAST : ReleaseOutcome.RELEASED;
                 };
             } else {
-                result = wasLost || now - deadlineNanos >= 0 ? ReleaseOutcome.ALREADY_EXPIRED : ReleaseOutcome.NOT_OWNER;
+                // A lease the store said others ended (forced, taken over) was not an expiry.
+                boolean expired = wasLost ? !endedByOthers : now - deadlineNanos >= 0;
+                result = expired ? ReleaseOutcome.ALREADY_EXPIRED : ReleaseOutcome.NOT_OWNER;
                 log.warn("lock '{}' (fence {}) was no longer held at release ({}): the work it protected may have "
                         + "overlapped with another holder", name, grant.fence(), result);
             }
@@ -300,7 +356,7 @@ final class HeldLease implements Lease {
             if (renewal != null) {
                 renewal.cancel(false);
             }
-            renewal = keeper.schedule(() -> keeper.execute(this::renewOnce),
+            renewal = keeper.schedule(() -> keeper.execute(() -> renewOnce(false)),
                     confirmedNanos + renewInterval().toNanos() - System.nanoTime());
         }
         if (deadlineWatched) {
@@ -322,6 +378,15 @@ final class HeldLease implements Lease {
             proofWatch.close();
             proofWatch = null;
         }
+        if (releaseWatch != null) {
+            ReleaseWatch r = releaseWatch;
+            releaseWatch = null;
+            try {
+                keeper.execute(r::close); // may be a round trip (Redis UNSUBSCRIBE): not on the release's path
+            } catch (RejectedExecutionException closing) {
+                r.close(); // the client is closing: its leases end here
+            }
+        }
         if (renewal != null) {
             renewal.cancel(false);
             renewal = null;
@@ -335,11 +400,12 @@ final class HeldLease implements Lease {
     /** A retry after a failed renewal; the deadline stays where the last confirmation put it. */
     private synchronized void scheduleRenewal(Duration delay) {
         if (state == State.HELD) {
-            renewal = keeper.schedule(() -> keeper.execute(this::renewOnce), delay.toNanos());
+            renewal = keeper.schedule(() -> keeper.execute(() -> renewOnce(false)), delay.toNanos());
         }
     }
 
-    private void renewOnce() {
+    /** One renewal; {@code afterNotice}: the store told of a release, so a refusal means others ended the lease. */
+    private void renewOnce(boolean afterNotice) {
         storeCalls.lock();
         try {
             if (!isHeld()) {
@@ -362,6 +428,8 @@ final class HeldLease implements Lease {
             }
             if (ok) {
                 confirmed(t0, currentTtl);
+            } else if (afterNotice) {
+                markEnded("it was force-released (told by the store)");
             } else {
                 markLost("the store refused to renew it (expired, taken over or force-released)");
             }
@@ -410,6 +478,22 @@ final class HeldLease implements Lease {
                 armDeadlineCheck(); // a confirmation moved the deadline as this check came due
             }
         }
+    }
+
+    /** Marks the lease lost, ended by others (see {@link LeaseProof#ended}), unless it already ended. */
+    private void markEnded(String reason) {
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                // past its deadline the lease had expired first; whoever removed it came after
+                reason = deadlineReason();
+            } else {
+                endedByOthers = true;
+            }
+        }
+        markLost(reason);
     }
 
     /** Marks the lease lost once; returns the loss (the first one if already lost). */

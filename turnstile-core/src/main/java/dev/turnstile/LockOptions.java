@@ -223,7 +223,10 @@ public final class LockOptions {
         }
 
         /**
-         * Sets a callback told once, on a Turnstile thread, when the lease is lost.
+         * Sets a callback told once, on a Turnstile thread, when the lease is lost. A lease that is
+         * also kept alive watches for releases where the store tells of them (Redis, ZooKeeper,
+         * PostgreSQL): a forced release is then told within about a round trip, not at the next
+         * renewal.
          *
          * @param onLost the callback
          * @return this builder

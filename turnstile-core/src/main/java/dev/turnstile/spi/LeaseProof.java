@@ -25,4 +25,15 @@ public interface LeaseProof {
      * @param reason why, for the loss report
      */
     void lost(String reason);
+
+    /**
+     * The lease was ended by someone else before its time (a forced release, a takeover the store
+     * saw): lost now, and its release reports {@link dev.turnstile.ReleaseOutcome#NOT_OWNER} rather
+     * than an expiry.
+     *
+     * @param reason why, for the loss report
+     */
+    default void ended(String reason) {
+        lost(reason);
+    }
 }

@@ -50,6 +50,11 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return "UPDATE %1$s SET expires_at = %2$s WHERE name = ? AND expires_at > %2$s";
     }
 
+    /** Whether a lease is still held: (name, token). */
+    String holdsSql() {
+        return "SELECT 1 FROM %1$s WHERE name = ? AND token = ? AND expires_at > %2$s";
+    }
+
     String listSql() {
         return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s";
     }
@@ -179,10 +184,11 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     }
 
     /** The statements of one store, built once for its table. */
-    record Statements(String table, String acquire, String extend, String release, String forceRelease, String list) {
+    record Statements(String table, String acquire, String extend, String release, String forceRelease, String holds,
+            String list) {
         static Statements of(Dialect d, String table) {
             return new Statements(table, d.sql(d.acquireSql(), table), d.sql(d.extendSql(), table), d.sql(d.releaseSql(), table),
-                    d.sql(d.forceReleaseSql(), table), d.sql(d.listSql(), table));
+                    d.sql(d.forceReleaseSql(), table), d.sql(d.holdsSql(), table), d.sql(d.listSql(), table));
         }
     }
 }

@@ -5,7 +5,9 @@ import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.ReleaseWatch;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,6 +64,9 @@ public final class JdbcLockStore implements LockStore {
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
     private volatile boolean closed;
+    private final boolean notifyForcedReleases;
+    private final DataSource noticeSource;
+    private PgReleaseNotices notices; // guarded by this
 
     private JdbcLockStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -69,6 +74,8 @@ public final class JdbcLockStore implements LockStore {
         this.createTable = b.createTable;
         this.owned = b.owned;
         this.scrub = b.scrub;
+        this.notifyForcedReleases = b.notifyForcedReleases;
+        this.noticeSource = b.noticeSource;
         this.description = (b.description != null ? b.description : "JDBC store") + " (table " + table + ")";
         this.dialect = (Dialect) b.dialect;
     }
@@ -160,7 +167,64 @@ public final class JdbcLockStore implements LockStore {
 
     @Override
     public boolean forceRelease(String name) {
-        return update("force-release lock '" + name + "'", Dialect.Statements::forceRelease, null, name, null) == 1;
+        boolean freed = update("force-release lock '" + name + "'", Dialect.Statements::forceRelease, null, name, null) == 1;
+        if (freed && dialect instanceof PostgresDialect) {
+            // Best effort: a holder that misses the notice finds the release at its next renewal.
+            try (Connection c = connection()) {
+                PgReleaseNotices.notify(c, table, name);
+                commitIfNeeded(c);
+            } catch (SQLException e) {
+                log.debug("cannot notify the forced release of '{}': {}", name, e.toString());
+            }
+        }
+        return freed;
+    }
+
+    /**
+     * On PostgreSQL, when the store may hold a connection for it ({@link Builder#notifyForcedReleases}),
+     * a forced release is told to this process's holder of the name at once (LISTEN/NOTIFY); the holder
+     * checks its lease then, since a notice may be an earlier holder's. Elsewhere nothing is watched,
+     * and the holder finds the release at its next renewal.
+     */
+    @Override
+    public ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
+        PgReleaseNotices n = notices();
+        if (n == null) {
+            return ReleaseWatch.NONE;
+        }
+        return n.watch(name, () -> {
+            if (!holds(name, token)) {
+                proof.ended("it was force-released (told by PostgreSQL)");
+            }
+        });
+    }
+
+    private PgReleaseNotices notices() {
+        if (!notifyForcedReleases || !(dialect instanceof PostgresDialect) || closed) {
+            return null;
+        }
+        synchronized (this) {
+            if (notices == null) {
+                notices = new PgReleaseNotices(noticeSource != null ? noticeSource : dataSource, table, description);
+            }
+            return notices;
+        }
+    }
+
+    /** Whether the lease is still held, by the database's clock; a failed read says nothing (true). */
+    private boolean holds(String name, String token) {
+        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(sql.holds())) {
+            ps.setString(1, name);
+            ps.setString(2, token);
+            try (ResultSet rs = ps.executeQuery()) {
+                boolean held = rs.next();
+                commitIfNeeded(c);
+                return held;
+            }
+        } catch (SQLException | RuntimeException e) {
+            log.debug("cannot check lock '{}' after a forced-release notice: {}", name, e.toString());
+            return true;
+        }
     }
 
     @Override
@@ -203,6 +267,11 @@ public final class JdbcLockStore implements LockStore {
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            if (notices != null) {
+                notices.close();
+            }
+        }
         if (owned != null) {
             try {
                 owned.close();
@@ -373,6 +442,8 @@ public final class JdbcLockStore implements LockStore {
         private String table = Dialect.DEFAULT_TABLE;
         private SqlDialect dialect;
         private boolean createTable;
+        private boolean notifyForcedReleases;
+        private DataSource noticeSource;
         private String description;
         private AutoCloseable owned;
         private UnaryOperator<String> scrub;
@@ -434,6 +505,30 @@ public final class JdbcLockStore implements LockStore {
                         + "secrets, or do not set it");
             }
             this.description = description;
+            return this;
+        }
+
+        /**
+         * On PostgreSQL, tells a holder in this process of a forced release at once (LISTEN/NOTIFY)
+         * rather than at its next renewal: a kept-alive lease with an {@code onLost} callback (a
+         * scheduled job, {@code turnstile run}) then stops its work within a round trip. While any
+         * such lease is held, the store keeps one connection of the pool listening, so the pool
+         * needs room for it beside the renewals (two connections or more). Default off for a store
+         * built on your DataSource; on for one opened from a URL whose pool has two or more. Other
+         * databases ignore it.
+         *
+         * @param notify {@code true} to listen for forced releases
+         * @return this builder
+         */
+        public Builder notifyForcedReleases(boolean notify) {
+            this.notifyForcedReleases = notify;
+            return this;
+        }
+
+        /** Listens for forced releases on connections from here rather than from the pool (a URL store). */
+        Builder noticesFrom(DataSource unpooled) {
+            this.noticeSource = unpooled;
+            this.notifyForcedReleases = true;
             return this;
         }
 

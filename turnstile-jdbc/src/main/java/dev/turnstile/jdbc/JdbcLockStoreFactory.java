@@ -140,8 +140,9 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         } else if (p.dialect == SqlDialect.MARIADB) {
             setUnlessInUrl(driverProperties, p.jdbcUrl, "socketTimeout", "30000");
         }
-        config.setDataSource(new FailFastFirstConnection(direct != null ? direct
-                : new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null)));
+        javax.sql.DataSource unpooled = direct != null ? direct
+                : new com.zaxxer.hikari.util.DriverDataSource(jdbcUrl, null, driverProperties, null, null);
+        config.setDataSource(new FailFastFirstConnection(unpooled));
         HikariDataSource pool;
         try {
             pool = new HikariDataSource(config);
@@ -151,7 +152,11 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
                     + (diskFull(p.dialect, e) ? Dialect.DISK_FULL + ". Cause: " : "")
                     + StoreUrls.scrub(cause.getMessage(), url), new ScrubbedException(e, text -> StoreUrls.scrub(text, url)));
         }
-        return JdbcLockStore.builder(pool)
+        JdbcLockStore.Builder builder = JdbcLockStore.builder(pool);
+        if (p.dialect == SqlDialect.POSTGRESQL) {
+            builder.noticesFrom(unpooled); // a forced release reaches a holder at once, on its own connection
+        }
+        return builder
                 .dialect(p.dialect)
                 .tableName(table)
                 .createTableIfMissing(create)

@@ -36,4 +36,9 @@ class RedisSentinelLockStoreContractTest extends LockStoreContract {
         @Override protected String storeUrl() { return url; }
         @Override protected LockStore newStore() { return LockStores.open(url); }
     }
+
+    @Override
+    protected boolean toldOfForcedRelease() {
+        return true;
+    }
 }

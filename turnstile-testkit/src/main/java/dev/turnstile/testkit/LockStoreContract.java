@@ -110,6 +110,18 @@ public abstract class LockStoreContract {
         return false;
     }
 
+    /**
+     * Tells whether the store tells a holder of a forced release (Redis pub/sub, ZooKeeper watches,
+     * PostgreSQL LISTEN/NOTIFY): a kept-alive lease with an {@code onLost} callback then learns of it
+     * within a second; on other stores, at its next renewal. The contract checks whichever is
+     * declared.
+     *
+     * @return {@code true} if forced releases are told promptly
+     */
+    protected boolean toldOfForcedRelease() {
+        return false;
+    }
+
     private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
 
     /**
@@ -361,7 +373,9 @@ public abstract class LockStoreContract {
             held(client().tryAcquire(name, ttl(10_000)));
             assertThatThrownBy(() -> lease.extend(ms(5_000))).isInstanceOf(LeaseLostException.class);
             assertThat(lease.isHeld()).isFalse();
-            assertThat(lease.release()).isEqualTo(ReleaseOutcome.ALREADY_EXPIRED);
+            // NOT_OWNER where the store told the holder of the forced release first; ALREADY_EXPIRED
+            // where the refused extend was the first word (a refusal cannot tell expiry from takeover)
+            assertThat(lease.release()).isIn(ReleaseOutcome.ALREADY_EXPIRED, ReleaseOutcome.NOT_OWNER);
         }
 
         @Test
@@ -656,6 +670,34 @@ public abstract class LockStoreContract {
             assertThat(callback.get(ms(3_000).toMillis(), TimeUnit.MILLISECONDS)).isEqualTo(loss);
             assertThat(lease.isHeld()).isFalse();
             assertThat(thief.isHeld()).isTrue();
+        }
+
+        @Test
+        @DisplayName("a forced release reaches a kept-alive lease with onLost within a second where the store tells of "
+                + "releases, else at its next renewal; its release then says NOT_OWNER")
+        void forcedReleaseIsToldPromptlyWhereTheStoreCan() throws Exception {
+            String name = unique("keep-forced");
+            CompletableFuture<Long> lostAt = new CompletableFuture<>();
+            // renewals every 2 s: a loss told sooner than that was told by the store
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(6_000)).keepAlive(true)
+                    .onLost(loss -> lostAt.complete(System.nanoTime())).build();
+            Lease lease = held(client().tryAcquire(name, options));
+            sleep(300); // the watch is set off the acquire's path
+            long forced = System.nanoTime();
+            assertThat(client().forceRelease(name)).isTrue();
+            long told = lostAt.get(ms(5_000).toMillis(), TimeUnit.MILLISECONDS);
+            Duration after = Duration.ofNanos(told - forced);
+            if (toldOfForcedRelease()) {
+                assertThat(after).as("told by the store").isLessThan(ms(1_000));
+            } else {
+                assertThat(after).as("found at the next renewal").isLessThan(ms(2_500));
+            }
+            assertThat(lease.isHeld()).isFalse();
+            if (toldOfForcedRelease()) {
+                assertThat(lease.release()).as("ended by the store before its deadline").isEqualTo(ReleaseOutcome.NOT_OWNER);
+            } else {
+                lease.release();
+            }
         }
     }
 

@@ -333,8 +333,68 @@ public final class ZooKeeperLockStore implements LockStore {
             // Bounded from the start: a process frozen from now on has its lease end locally before
             // the server can expire its session (the heartbeat moves the limit on while it lives).
             proof.provenUntil(proofLimit());
+            Found own = ownNodes.get(token);
+            if (own != null) {
+                new LeaseNodeWatch(own.path(), token, proof).arm();
+            }
         }
         return () -> proofs.remove(token, proof);
+    }
+
+    /**
+     * Tells a held lease at once when its node is deleted by someone else (a forced release, or a
+     * client that found it expired), instead of at its next renewal: the holder can stop its work
+     * within a round trip of the deletion. Stops when the lease's proof is no longer watched (the
+     * lease ended), and a deletion seen after that is the holder's own release.
+     */
+    private final class LeaseNodeWatch implements Watcher {
+        private final String path;
+        private final String token;
+        private final LeaseProof proof;
+
+        LeaseNodeWatch(String path, String token, LeaseProof proof) {
+            this.path = path;
+            this.token = token;
+            this.proof = proof;
+        }
+
+        private boolean watching() {
+            return proofs.get(token) == proof && !closed;
+        }
+
+        /** Sets the watch; if the node is already gone, the lease is lost now. */
+        void arm() {
+            try {
+                watchThread.execute(() -> {
+                    if (!watching()) {
+                        return;
+                    }
+                    try {
+                        if (client.checkExists().usingWatcher(this).forPath(path) == null && watching()) {
+                            proof.ended("its node was deleted (force-released, or expired and removed by another client)");
+                        }
+                    } catch (Exception e) {
+                        // the session's own watch decides (a lost connection is judged there); the
+                        // renewal still checks the node
+                        log.debug("cannot watch the lease node {}: {}", path, e.toString());
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                // the store is closing
+            }
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (event.getType() == Watcher.Event.EventType.None || !watching()) {
+                return;
+            }
+            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                proof.ended("its node was deleted (force-released, or expired and removed by another client)");
+            } else {
+                arm(); // written (renewed): watch again
+            }
+        }
     }
 
     // --- acquire ----------------------------------------------------------------------------
