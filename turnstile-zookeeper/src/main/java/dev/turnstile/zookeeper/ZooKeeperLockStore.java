@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -97,6 +98,11 @@ import org.slf4j.LoggerFactory;
  * cannot hold the line up for longer; a waiter that gives up deletes its place at once
  * ({@link #stopWaiting}), a dead one's place goes with its session. An expiry by TTL ahead is found
  * by the waiters' fallback poll.
+ *
+ * <p><b>Interrupts.</b> An interrupt ends a wait, never the cleanup after it: a try that an interrupt
+ * cuts off while its create is in flight deletes the node the server may have made (found by its
+ * token) before it throws, and {@link #release} and {@link #stopWaiting} work on an interrupted thread
+ * (the flag is kept), with every delete answered before they return.
  */
 public final class ZooKeeperLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStore.class);
@@ -430,6 +436,17 @@ public final class ZooKeeperLockStore implements LockStore {
                 }
                 client.createContainers(parent);
                 continue;
+            } catch (InterruptedException cut) {
+                // The transaction was sent before the wait for its answer was interrupted: the server
+                // may well have made the node, whose path nobody here learns. Left, a place would hold
+                // the line up until its queue timeout, a lease the lock for its whole TTL. This
+                // session's later requests are applied after it, so a listing now finds it.
+                try {
+                    deleteOwnNodes(parent, token);
+                } catch (RuntimeException e) {
+                    cut.addSuppressed(e); // core's undo of the failed try (a release of the token) looks again
+                }
+                throw cut;
             }
             Stat p = results.get(1).getResultStat();
             return new Created(results.get(0).getResultPath(), p.getMzxid(), p.getMtime(), p.getNumChildren() == 1);
@@ -462,14 +479,17 @@ public final class ZooKeeperLockStore implements LockStore {
         boolean granted = false;
         Stat stat = createdStat(c);
         try {
-            granted = c.alone() || isFirst(parent, sequence(c.path()), c.ctime(), request.token());
-            if (granted && !c.alone()) {
+            boolean first = c.alone() || isFirst(parent, sequence(c.path()), c.ctime(), request.token());
+            if (first && !c.alone()) {
                 // Other nodes were there: the node may have become first well after its creation
                 // (an expired lease or hold marker ahead was deleted meanwhile, by this caller or
                 // another), so the lease starts now, at a write's mtime, not at the ctime: else it
                 // would end early on the server, and lockAtLeastFor would count from before it held.
                 stat = client.setData().withVersion(0).forPath(c.path(), data.bytes());
             }
+            // Granted only now: a write that failed (an interrupt cut off the wait for its answer,
+            // say) hands no lease to the caller, so its node must not stay and hold the lock.
+            granted = first;
             grantedAt = System.nanoTime();
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
             granted = false;
@@ -920,7 +940,10 @@ public final class ZooKeeperLockStore implements LockStore {
     public boolean release(String name, String token, Duration lockAtLeastFor) {
         checkOpen();
         try {
-            return releaseOwnOrFound(name, token, lockAtLeastFor);
+            // A release is an undo (of a lease, or of a try that failed), and both come on interrupted
+            // threads: a job interrupted on lease loss releases in its finally block, and core undoes a
+            // try that an interrupt cut off on the very thread it interrupted (see uninterrupted).
+            return uninterrupted(() -> releaseOwnOrFound(name, token, lockAtLeastFor));
         } catch (StoreUnavailableException e) {
             if (sessionExpired(e)) {
                 // The server expired the session that made the node and removed its ephemeral
@@ -947,13 +970,7 @@ public final class ZooKeeperLockStore implements LockStore {
             // Unknown here (another client's token, or a create whose reply was lost): a create that
             // was sent twice left two nodes, and neither may stay.
             boolean released = releaseFound(name, token, lockAtLeastFor);
-            String parent = lockPath(name);
-            String own = nodePrefix(token);
-            for (String child : children(parent)) {
-                if (child.startsWith(own)) {
-                    deleteQuietly(parent + "/" + child, name);
-                }
-            }
+            deleteOwnNodes(lockPath(name), token);
             return released;
         }
         return releaseFound(name, token, lockAtLeastFor);
@@ -1374,14 +1391,57 @@ public final class ZooKeeperLockStore implements LockStore {
         }
     }
 
+    /**
+     * Deletes a node this store gives up (a busy attempt, a dropped place, a node of its token), and
+     * has the server's answer before it returns, also on an interrupted thread: a waiter that stopped
+     * waiting has left the line by then, not a few milliseconds later.
+     */
     private void deleteQuietly(String path, String name) {
+        uninterrupted(() -> {
+            try {
+                client.delete().guaranteed().forPath(path);
+            } catch (KeeperException.NoNodeException gone) {
+                // already gone
+            } catch (Exception e) {
+                // guaranteed() keeps trying in the background; the node is ephemeral besides
+                log.debug("could not remove the busy attempt on lock '{}' yet: {}", name, e.toString());
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Deletes every node of {@code token} under the lock's parent (they are named by it, see
+     * {@link #nodePrefix}): those of a create whose answer was lost, which nobody here knows by path.
+     */
+    private void deleteOwnNodes(String parent, String token) {
+        String own = nodePrefix(token);
+        for (String child : uninterrupted(() -> children(parent))) {
+            if (child.startsWith(own)) {
+                deleteQuietly(parent + "/" + child, parent);
+            }
+        }
+    }
+
+    /**
+     * Runs a cleanup with the calling thread's interrupt flag cleared, and raises the flag again
+     * afterwards. ZooKeeper's client sends a request first and then waits for its answer, and that
+     * wait throws {@link InterruptedException} at once while the flag is up: the server applies the
+     * request all the same, but the caller cannot tell. A cleanup on an interrupted thread (an
+     * interrupted wait's {@link #stopWaiting}, core's undo of a try that the interrupt cut off) would
+     * so leave its delete to Curator's background retry, done only after the waiter had returned, and
+     * fail the listing that finds a node whose create's answer the interrupt cut off: that node would
+     * hold the line up until its queue timeout, or a lease node the lock for its whole TTL. Each call
+     * is still bounded by the client's connection timeout and retry policy.
+     */
+    private static <T> T uninterrupted(Supplier<T> cleanup) {
+        boolean interrupted = Thread.interrupted();
         try {
-            client.delete().guaranteed().forPath(path);
-        } catch (KeeperException.NoNodeException gone) {
-            // already gone
-        } catch (Exception e) {
-            // guaranteed() keeps trying in the background; the node is ephemeral besides
-            log.debug("could not remove the busy attempt on lock '{}' yet: {}", name, e.toString());
+            return cleanup.get();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -265,6 +265,53 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    @Test
+    void anAcquireThatAnInterruptCutOffLeavesNoLeaseBehind() throws Exception {
+        try (CuratorFramework c = curator(); CuratorFramework own = curator(); ZooKeeperLockStore holder = ZooKeeperLockStore.builder(c).build();
+                ZooKeeperLockStore cut = ZooKeeperLockStore.builder(own).build();
+                ZooKeeperLockStore other = ZooKeeperLockStore.builder(c).build()) {
+            String name = unique("cut-acquire");
+            holder.tryAcquire(new AcquireRequest(name, "a", "a1", Duration.ofSeconds(30))).orElseThrow();
+            cut.tryAcquire(new AcquireRequest(name, "warm", "w1", Duration.ofSeconds(30))); // connected, the parent made
+            // The flag is up before the try: ZooKeeper's client sends the create, then gives up
+            // waiting for its answer, so the server makes a lease node whose path nobody learns.
+            Thread.currentThread().interrupt();
+            try {
+                assertThat(cut.tryAcquire(new AcquireRequest(name, "cut", "c1", Duration.ofSeconds(30)))).isEmpty();
+            } catch (StoreUnavailableException e) {
+                try {
+                    cut.release(name, "c1", Duration.ZERO); // core's undo of a failed try, on the same thread
+                } catch (RuntimeException undoFailed) {
+                    // core ignores it: what counts is what is left on the server
+                }
+            } finally {
+                assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
+            }
+            assertThat(c.getChildren().forPath(holder.lockPath(name))).as("right after the try").hasSize(1);
+            holder.release(name, "a1", Duration.ZERO);
+            assertThat(other.tryAcquire(new AcquireRequest(name, "b", "b1", Duration.ofSeconds(30))))
+                    .as("free at once after its holder's release, not after the cut try's TTL").isPresent();
+        }
+    }
+
+    @Test
+    void aReleaseOnAnInterruptedThreadStillReleasesAndKeepsTheInterrupt() throws Exception {
+        try (CuratorFramework c = curator(); CuratorFramework own = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).build();
+                ZooKeeperLockStore other = ZooKeeperLockStore.builder(own).build()) {
+            String name = unique("interrupted-release");
+            store.tryAcquire(new AcquireRequest(name, "a", "a1", Duration.ofSeconds(30))).orElseThrow();
+            Thread.currentThread().interrupt(); // a job interrupted, releasing its lock in a finally block
+            boolean released;
+            try {
+                released = store.release(name, "a1", Duration.ZERO);
+            } finally {
+                assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
+            }
+            assertThat(released).isTrue();
+            assertThat(other.tryAcquire(new AcquireRequest(name, "b", "b1", Duration.ofSeconds(30)))).isPresent();
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"zookeeper://", "zookeeper:///chroot", "zookeeper://h1:2181,,h2:2181", "zookeeper://h1:99999",
             "zookeeper://h1:2181/a/../b", "zookeeper://h1:2181/zookeeper", "zookeeper://h 1:2181",
