@@ -398,8 +398,9 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /**
-     * Frees a lock whoever holds it. Its holder finds out at its next renewal or release. The fence
-     * is kept, so the next holder's fence is still greater.
+     * Frees a lock whoever holds it. Its holder finds out at its next renewal or release, or at once
+     * if it is kept alive with an {@code onLost} callback on a store that tells of releases (Redis,
+     * ZooKeeper, PostgreSQL). The fence is kept, so the next holder's fence is still greater.
      *
      * @param name the lock name
      * @return {@code true} if a held lease was ended

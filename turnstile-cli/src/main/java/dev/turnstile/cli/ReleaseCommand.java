@@ -18,8 +18,9 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code turnstile release --force NAME}: frees a lock whoever holds it. */
 @Command(name = "release", mixinStandardHelpOptions = true,
-        description = {"Free a lock whoever holds it (administrative). Its holder learns at its next renewal, and a "
-                + "'turnstile run' holder stops its command. The fence keeps growing.",
+        description = {"Free a lock whoever holds it (administrative). Its holder learns at once on Redis, ZooKeeper "
+                + "and PostgreSQL (elsewhere at its next renewal), and a 'turnstile run' holder stops its command "
+                + "and exits 70. The fence keeps growing.",
                 "Every forced release is reported on stderr as one line: 'turnstile: release --force: lock 'NAME' "
                         + "... by user U on host H (pid P, parent pid Q) at TIME on STORE', and sent to syslog "
                         + "(tag turnstile, facility user, priority notice) where the logger command exists.",

@@ -55,7 +55,8 @@ public class TurnstileEndpoint {
     }
 
     /**
-     * Frees a lock whoever holds it. The holder is told at its next renewal (it loses the lease)
+     * Frees a lock whoever holds it. The holder is told at once on a store that tells of releases
+     * (Redis, ZooKeeper, PostgreSQL), else at its next renewal (it loses the lease),
      * and the fence is kept, so a stale holder's writes can still be rejected.
      *
      * @param name the lock name; slashes are allowed ({@code DELETE /actuator/turnstile/jobs/report})
