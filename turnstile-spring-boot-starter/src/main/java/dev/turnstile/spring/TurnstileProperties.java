@@ -155,6 +155,25 @@ public class TurnstileProperties {
          */
         private boolean createTable;
 
+        /**
+         * On PostgreSQL, whether a forced release is told to the job holding the lock at once
+         * (LISTEN/NOTIFY), which then stops, instead of at its next renewal. While a kept-alive job
+         * runs, one connection of the pool listens. Unset: on when the pool is known to have three
+         * connections or more (HikariCP's maximum pool size), off otherwise, so a pool of one is
+         * never starved.
+         */
+        private Boolean notifyForcedReleases;
+
+        /** @return whether to listen for forced releases, or null for the pool-size rule */
+        public Boolean getNotifyForcedReleases() {
+            return notifyForcedReleases;
+        }
+
+        /** @param notifyForcedReleases whether to listen for forced releases (null: the pool-size rule) */
+        public void setNotifyForcedReleases(Boolean notifyForcedReleases) {
+            this.notifyForcedReleases = notifyForcedReleases;
+        }
+
         /** @return the table name */
         public String getTable() {
             return table;

@@ -82,7 +82,9 @@ final class TurnstileStoreConfigurations {
         @Bean(destroyMethod = "close")
         LockStore turnstileLockStore(DataSource dataSource, TurnstileProperties props) {
             TurnstileProperties.Jdbc jdbc = props.getJdbc();
-            JdbcLockStore.Builder builder = JdbcLockStore.builder(dataSource).createTableIfMissing(jdbc.isCreateTable());
+            JdbcLockStore.Builder builder = JdbcLockStore.builder(dataSource).createTableIfMissing(jdbc.isCreateTable())
+                    .notifyForcedReleases(jdbc.getNotifyForcedReleases() != null ? jdbc.getNotifyForcedReleases()
+                            : maximumPoolSize(dataSource) >= 3);
             try {
                 builder.tableName(jdbc.getTable());
             } catch (IllegalArgumentException e) {
@@ -90,6 +92,20 @@ final class TurnstileStoreConfigurations {
             }
             // Closing it leaves the application's DataSource open.
             return checked(builder.build(), props);
+        }
+
+        /**
+         * The pool's maximum size where the DataSource says (HikariCP's {@code getMaximumPoolSize},
+         * found by name so that the starter needs no pool on its class path), else 0.
+         */
+        static int maximumPoolSize(DataSource dataSource) {
+            try {
+                Object pool = dataSource.isWrapperFor(DataSource.class) ? dataSource.unwrap(DataSource.class) : dataSource;
+                Object size = pool.getClass().getMethod("getMaximumPoolSize").invoke(pool);
+                return size instanceof Integer n ? n : 0;
+            } catch (ReflectiveOperationException | java.sql.SQLException | RuntimeException e) {
+                return 0;
+            }
         }
     }
 }
