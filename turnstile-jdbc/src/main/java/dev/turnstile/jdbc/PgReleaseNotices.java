@@ -36,6 +36,7 @@ final class PgReleaseNotices {
     private static final Logger log = LoggerFactory.getLogger(PgReleaseNotices.class);
     private static final int WAIT_MILLIS = 500;
     private static final long RECONNECT_PAUSE_MILLIS = 1_000;
+    private static final long START_DELAY_MILLIS = 200;
     private static final long LINGER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
 
     private final DataSource dataSource;
@@ -98,6 +99,19 @@ final class PgReleaseNotices {
     }
 
     private void listen() {
+        // Most leases end sooner than this: they cost no connection (a forced release within it is
+        // found by the next renewal).
+        try {
+            Thread.sleep(START_DELAY_MILLIS);
+        } catch (InterruptedException stop) {
+            return;
+        }
+        synchronized (this) {
+            if (thread == Thread.currentThread() && listeners.isEmpty()) {
+                thread = null;
+                return;
+            }
+        }
         while (mine()) {
             try (Connection c = dataSource.getConnection()) {
                 try {

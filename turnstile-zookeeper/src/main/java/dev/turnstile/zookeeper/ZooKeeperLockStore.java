@@ -341,7 +341,7 @@ public final class ZooKeeperLockStore implements LockStore {
             proof.provenUntil(proofLimit());
             Found own = ownNodes.get(token);
             if (own != null) {
-                new LeaseNodeWatch(own.path(), token, proof).arm();
+                new LeaseNodeWatch(own.path(), token, proof).armLater();
             }
         }
         return () -> proofs.remove(token, proof);
@@ -353,6 +353,8 @@ public final class ZooKeeperLockStore implements LockStore {
      * within a round trip of the deletion. Stops when the lease's proof is no longer watched (the
      * lease ended), and a deletion seen after that is the holder's own release.
      */
+    private static final long LEASE_WATCH_DELAY_MS = 200;
+
     private final class LeaseNodeWatch implements Watcher {
         private final String path;
         private final String token;
@@ -368,25 +370,37 @@ public final class ZooKeeperLockStore implements LockStore {
             return proofs.get(token) == proof && !closed;
         }
 
-        /** Sets the watch; if the node is already gone, the lease is lost now. */
-        void arm() {
+        /**
+         * Sets the watch once the lease has lived {@link #LEASE_WATCH_DELAY_MS}: most leases are
+         * released sooner, and a watch each would add a request to every acquire. A forced release
+         * within that time is found by the next renewal.
+         */
+        void armLater() {
             try {
-                watchThread.execute(() -> {
-                    if (!watching()) {
-                        return;
-                    }
-                    try {
-                        if (client.checkExists().usingWatcher(this).forPath(path) == null && watching()) {
-                            proof.ended("its node was deleted (force-released, or expired and removed by another client)");
-                        }
-                    } catch (Exception e) {
-                        // the session's own watch decides (a lost connection is judged there); the
-                        // renewal still checks the node
-                        log.debug("cannot watch the lease node {}: {}", path, e.toString());
-                    }
-                });
+                sweepThread.schedule(this::arm, LEASE_WATCH_DELAY_MS, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException closing) {
                 // the store is closing
+            }
+        }
+
+        /**
+         * Sets the watch, in the background (never holding up the session heartbeat); if the node
+         * is already gone, the lease is lost now.
+         */
+        void arm() {
+            if (!watching()) {
+                return;
+            }
+            try {
+                client.checkExists().usingWatcher(this).inBackground((c, event) -> {
+                    if (event.getResultCode() == KeeperException.Code.NONODE.intValue() && watching()) {
+                        proof.ended("its node was deleted (force-released, or expired and removed by another client)");
+                    }
+                }).forPath(path);
+            } catch (Exception e) {
+                // the session's own watch decides (a lost connection is judged there); the renewal
+                // still checks the node
+                log.debug("cannot watch the lease node {}: {}", path, e.toString());
             }
         }
 
