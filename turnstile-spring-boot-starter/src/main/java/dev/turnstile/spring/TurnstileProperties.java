@@ -116,11 +116,13 @@ public class TurnstileProperties {
         private String url;
 
         /**
-         * Whether an unreachable store fails the start-up. By default the application starts,
-         * the health indicator reports the store DOWN and locked methods skip their runs (logged
-         * at ERROR) until it is back.
+         * Whether a store that cannot be used at start fails the start-up. Unset (the default): a
+         * schema problem such as a missing lock table fails it, with the fix (it would skip every
+         * locked run), while an unreachable store does not: the application starts, the health
+         * indicator reports the store DOWN and locked methods skip their runs (logged at ERROR)
+         * until it is back. {@code true}: both fail it. {@code false}: neither does.
          */
-        private boolean failFast;
+        private Boolean failFast;
 
         /** @return the URL, or null */
         public String getUrl() {
@@ -132,13 +134,13 @@ public class TurnstileProperties {
             this.url = url;
         }
 
-        /** @return whether an unreachable store fails the start-up */
-        public boolean isFailFast() {
+        /** @return whether a store that cannot be used fails the start-up, or null for the default rule */
+        public Boolean getFailFast() {
             return failFast;
         }
 
-        /** @param failFast whether an unreachable store fails the start-up */
-        public void setFailFast(boolean failFast) {
+        /** @param failFast whether a store that cannot be used fails the start-up (null: the default rule) */
+        public void setFailFast(Boolean failFast) {
             this.failFast = failFast;
         }
     }

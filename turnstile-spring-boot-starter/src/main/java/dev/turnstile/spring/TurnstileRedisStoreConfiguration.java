@@ -43,6 +43,6 @@ class TurnstileRedisStoreConfiguration {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("turnstile.redis.key-prefix: " + e.getMessage(), e);
         }
-        return TurnstileStoreConfigurations.checked(builder.build(), props);
+        return TurnstileStoreConfigurations.checked(builder.build(), props, null);
     }
 }

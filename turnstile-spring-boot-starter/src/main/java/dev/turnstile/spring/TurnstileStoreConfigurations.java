@@ -1,8 +1,10 @@
 package dev.turnstile.spring;
 
+import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
 import dev.turnstile.jdbc.JdbcLockStore;
+import dev.turnstile.jdbc.SqlDialect;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.StoreUrls;
@@ -26,19 +28,54 @@ final class TurnstileStoreConfigurations {
 
     private TurnstileStoreConfigurations() {}
 
-    /** Probes a store when fail-fast is asked for; otherwise the health indicator reports it. */
-    static LockStore checked(LockStore store, TurnstileProperties props) {
-        if (props.getStore().isFailFast()) {
-            try {
-                store.heldLocks();
-            } catch (RuntimeException e) {
-                store.close();
-                throw new IllegalStateException("turnstile.store.fail-fast is set and the lock store " + store.description()
-                        + " cannot be used: " + e.getMessage() + " (fix the store or its settings, or unset fail-fast "
-                        + "to start anyway and let the health indicator report it)", e);
+    /**
+     * Names the store at start and asks it once. A schema problem (a missing lock table) is a
+     * misconfiguration that would skip every locked run: it fails the start-up, with the fix,
+     * unless {@code turnstile.store.fail-fast=false}. An unreachable store is an outage: it fails
+     * the start-up only with {@code fail-fast=true}; otherwise it is logged, the health indicator
+     * reports it and locked runs are skipped until it is back.
+     *
+     * @param fix for a schema problem, the setting that fixes it in this application and the DDL,
+     *     or null to keep the store's own advice
+     */
+    static LockStore checked(LockStore store, TurnstileProperties props, java.util.function.Supplier<String> fix) {
+        log.info("Turnstile lock store: {}", store.description());
+        Boolean failFast = props.getStore().getFailFast();
+        try {
+            store.heldLocks();
+        } catch (StoreSchemaException e) {
+            String advice = fix != null ? fix.get() : null;
+            String message = "the lock store " + store.description() + " cannot be used: " + e.getMessage()
+                    + (advice != null ? "\n" + advice : "");
+            if (Boolean.FALSE.equals(failFast)) {
+                log.error("{} (turnstile.store.fail-fast=false: starting anyway; every locked run is skipped until it "
+                        + "is fixed)", message);
+                return store;
             }
+            store.close();
+            throw new TurnstileStartupException(message, advice != null ? advice
+                    : "fix the store's schema as the message says, or set turnstile.store.fail-fast=false to start anyway",
+                    e);
+        } catch (RuntimeException e) {
+            if (Boolean.TRUE.equals(failFast)) {
+                store.close();
+                throw new TurnstileStartupException("turnstile.store.fail-fast is set and the lock store "
+                        + store.description() + " cannot be used: " + e.getMessage(), "fix the store or its settings, or "
+                        + "unset turnstile.store.fail-fast to start anyway and let the health indicator report it", e);
+            }
+            log.error("lock store {} cannot be used at start-up; locked runs are skipped until it is back: {}",
+                    store.description(), e.getMessage());
         }
         return store;
+    }
+
+    /** The DDL for {@code table} on {@code dataSource}'s database, or null if it cannot be told. */
+    static String ddl(DataSource dataSource, String table) {
+        try (java.sql.Connection c = dataSource.getConnection()) {
+            return SqlDialect.detect(c.getMetaData()).createTable(table);
+        } catch (java.sql.SQLException | RuntimeException e) {
+            return null;
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -61,7 +98,7 @@ final class TurnstileStoreConfigurations {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("turnstile.store.url: " + e.getMessage(), e);
             } catch (StoreUnavailableException e) {
-                if (props.getStore().isFailFast()) {
+                if (Boolean.TRUE.equals(props.getStore().getFailFast())) {
                     throw new IllegalStateException("turnstile.store.fail-fast is set and the lock store "
                             + StoreUrls.redact(url) + " cannot be reached: " + e.getMessage(), e);
                 }
@@ -69,7 +106,8 @@ final class TurnstileStoreConfigurations {
                         StoreUrls.redact(url), e.getMessage());
                 return new LazyUrlLockStore(url);
             }
-            return checked(store, props);
+            return checked(store, props, () -> "Set turnstile.store.url=…?turnstile.createTable=true to create the table, "
+                    + "or create it with the DDL that 'turnstile schema --store <url>' prints.");
         }
     }
 
@@ -91,7 +129,11 @@ final class TurnstileStoreConfigurations {
                 throw new IllegalArgumentException("turnstile.jdbc.table: " + e.getMessage(), e);
             }
             // Closing it leaves the application's DataSource open.
-            return checked(builder.build(), props);
+            return checked(builder.build(), props, () -> {
+                String ddl = ddl(dataSource, jdbc.getTable());
+                return "Set turnstile.jdbc.create-table=true to create the table at start"
+                        + (ddl != null ? ", or create it (in your migrations) with:\n" + ddl : ".");
+            });
         }
 
         /**

@@ -66,6 +66,47 @@ class StoreAutoConfigurationTest {
                 });
     }
 
+    /**
+     * Issue 28: a missing lock table used to start the application and skip every locked run, with
+     * two ERROR lines per tick. It fails the start-up, naming the property and the DDL, unless
+     * fail-fast is set to false; Spring Boot's failure report gives the fix as the action.
+     */
+    @Test
+    void aMissingLockTableFailsTheStartWithThePropertyAndTheDdl() {
+        String table = "turnstile_missing_" + Boot.unique("t").replace('-', '_');
+        ApplicationContextRunner pg = runner.withConfiguration(Boot.dataSource()).withPropertyValues(
+                "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                "turnstile.jdbc.table=" + table);
+        pg.run(ctx -> {
+            assertThat(ctx).hasFailed();
+            Throwable failure = ctx.getStartupFailure();
+            TurnstileStartupException startup = findCause(failure, TurnstileStartupException.class);
+            assertThat(startup).as("the failure names Turnstile's cause").isNotNull();
+            assertThat(startup.getMessage()).contains(table).contains("does not exist");
+            assertThat(startup.action()).contains("turnstile.jdbc.create-table=true").contains("CREATE TABLE")
+                    .contains(table);
+            org.springframework.boot.diagnostics.FailureAnalysis analysis = new TurnstileFailureAnalyzer().analyze(failure);
+            assertThat(analysis.getDescription()).startsWith("Turnstile: ").contains(table);
+            assertThat(analysis.getAction()).contains("turnstile.jdbc.create-table=true");
+        });
+        pg.withPropertyValues("turnstile.store.fail-fast=false").run(ctx -> assertThat(ctx).hasNotFailed());
+        String url = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&turnstile.table=" + table;
+        runner.withPropertyValues("turnstile.store.url=" + url).run(ctx -> {
+            assertThat(ctx).hasFailed();
+            assertThat(findCause(ctx.getStartupFailure(), TurnstileStartupException.class).action())
+                    .contains("turnstile.createTable=true");
+        });
+    }
+
+    private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return type.cast(c);
+            }
+        }
+        return null;
+    }
+
     @Test
     void storeFromTheApplicationsRedisConnection() {
         String prefix = Boot.unique("starter-test") + ":";
