@@ -18,6 +18,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code turnstile release --force NAME}: frees a lock whoever holds it. */
 @Command(name = "release", mixinStandardHelpOptions = true,
+        customSynopsis = "turnstile release --force [--store=URL] [--verbose] NAME",
         description = {"Free a lock whoever holds it (administrative). Its holder learns at once on Redis, ZooKeeper "
                 + "and PostgreSQL (elsewhere at its next renewal), and a 'turnstile run' holder stops its command "
                 + "and exits 70. The fence keeps growing.",

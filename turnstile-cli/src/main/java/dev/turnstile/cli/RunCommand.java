@@ -26,6 +26,9 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code turnstile run --lock NAME -- CMD…}: a distributed flock. */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
+        customSynopsis = {"turnstile run --lock=NAME [--store=URL] [--ttl=DURATION]",
+                "              [--wait=DURATION] [--at-least=DURATION] [--grace=DURATION]",
+                "              [--busy-exit=CODE] [-q] [--verbose] -- CMD [ARG...]"},
         description = {"Run a command while holding a lock, so that it runs in one place at a time.",
                 "The lease is renewed every TTL/3 while the command runs. The command gets TURNSTILE_LOCK, "
                         + "TURNSTILE_FENCE and TURNSTILE_TOKEN in its environment (TURNSTILE_STORE is removed). "

@@ -12,7 +12,8 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code turnstile schema}: prints (or applies) the DDL a SQL store needs. */
 @Command(name = "schema", mixinStandardHelpOptions = true,
-        description = {"Print the DDL that creates the lock table for the store's database, without connecting.",
+        description = {"Print the DDL that creates the lock table for the store's database (without connecting, "
+                        + "unless --apply).",
                 "The table name comes from the URL option turnstile.table (default turnstile_locks)."})
 final class SchemaCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
