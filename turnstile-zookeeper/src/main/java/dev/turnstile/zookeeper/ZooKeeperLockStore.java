@@ -1606,6 +1606,29 @@ public final class ZooKeeperLockStore implements LockStore {
             return this;
         }
 
+        /**
+         * Refuses a store whose nodes would land in ZooKeeper's reserved /zookeeper tree. The path
+         * the server sees is the connect string's chroot, then the client's namespace, then the base
+         * path, so basePath() alone cannot tell: {@code namespace("zookeeper")} with the default
+         * base path writes /zookeeper/turnstile, and {@code namespace("zookeeper/quota")} writes
+         * into the quota tree.
+         */
+        private void checkNotReserved() {
+            String connect = client.getZookeeperClient().getCurrentConnectionString();
+            int slash = connect == null ? -1 : connect.indexOf('/');
+            String chroot = slash < 0 ? "" : connect.substring(slash);
+            String namespace = client.getNamespace() == null || client.getNamespace().isEmpty() ? "" : "/" + client.getNamespace();
+            String effective = (chroot + namespace + basePath).replaceAll("/{2,}", "/");
+            if (effective.equals("/zookeeper") || effective.startsWith("/zookeeper/")) {
+                String how = !chroot.isEmpty() && (chroot + "/").startsWith("/zookeeper/") ? "the connect string's chroot '" + chroot + "'"
+                        : !namespace.isEmpty() ? "the client's namespace '" + namespace.substring(1) + "' with base path '" + basePath + "'"
+                        : "base path '" + basePath + "'";
+                throw new IllegalArgumentException("the store's nodes would go to " + effective + " (" + how + "), inside "
+                        + "/zookeeper, which ZooKeeper keeps for itself (quotas, configuration): give the client another "
+                        + "namespace, or a base path such as /turnstile under a namespace of your own");
+            }
+        }
+
         /** The store closes the client on close (it opened it from a URL). */
         Builder ownsClient(String description) {
             this.ownsClient = true;
@@ -1617,8 +1640,11 @@ public final class ZooKeeperLockStore implements LockStore {
          * Builds the store. The client is started here if it is not yet.
          *
          * @return the store
+         * @throws IllegalArgumentException if the store's nodes would go inside /zookeeper (the
+         *     connect string's chroot, the client's namespace and the base path together)
          */
         public ZooKeeperLockStore build() {
+            checkNotReserved();
             if (client.getState() == org.apache.curator.framework.imps.CuratorFrameworkState.LATENT) {
                 client.start();
             }

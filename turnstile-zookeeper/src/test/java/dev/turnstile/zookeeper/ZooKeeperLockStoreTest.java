@@ -366,6 +366,37 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    /** Attack finding 17: the reserved tree is judged on the path the server sees, namespace and chroot included. */
+    @ParameterizedTest(name = "{0} {1} {2}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "127.0.0.1:1           | zookeeper       |            | /zookeeper/turnstile (the client's namespace 'zookeeper'",
+        "127.0.0.1:1           | zookeeper/quota | /t         | /zookeeper/quota/t (the client's namespace 'zookeeper/quota' with base path '/t')",
+        "127.0.0.1:1           | zookeeper       | /zookeeper | /zookeeper/zookeeper",
+        "127.0.0.1:1/zookeeper |                 |            | /zookeeper/turnstile (the connect string's chroot '/zookeeper')",
+        "127.0.0.1:1/zookeeper | quota           | /t         | /zookeeper/quota/t (the connect string's chroot '/zookeeper')",
+    })
+    void aNamespaceOrChrootInsideTheReservedTreeIsRefused(String connect, String namespace, String basePath, String message) {
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect).namespace(namespace)
+                .retryPolicy(new RetryNTimes(0, 10)).build()) {
+            ZooKeeperLockStore.Builder b = ZooKeeperLockStore.builder(c);
+            if (basePath != null) {
+                b.basePath(basePath);
+            }
+            assertThatThrownBy(b::build).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("the store's nodes would go to " + message).hasMessageContaining("keeps for itself");
+            assertThat(c.getState()).as("the client was not started")
+                    .isEqualTo(org.apache.curator.framework.imps.CuratorFrameworkState.LATENT);
+        }
+    }
+
+    @Test
+    void aNamespaceThatOnlyStartsLikeZookeeperIsAnOrdinaryPath() {
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1").namespace("zookeeper2")
+                .retryPolicy(new RetryNTimes(0, 10)).build()) {
+            ZooKeeperLockStore.builder(c).build().close();
+        }
+    }
+
     @Test
     void aBasePathNamedZookeeperInsideAChrootIsAnOrdinaryPath() {
         try (LockStore store = LockStores.open("zookeeper://127.0.0.1:1/apps?turnstile.basePath=/zookeeper&turnstile.connectTimeout=300ms")) {
