@@ -221,6 +221,7 @@ public final class ZooKeeperLockStore implements LockStore {
             }
             case LOST -> sessionEnded("the ZooKeeper session was lost (expired, or the connection stayed down past its timeout)");
             case CONNECTED, RECONNECTED -> {
+                everConnected = true;
                 long id = currentSessionId();
                 if (sessionId != 0 && id != sessionId) {
                     sessionEnded("the ZooKeeper session expired: the client reconnected in a new session");
@@ -1318,12 +1319,15 @@ public final class ZooKeeperLockStore implements LockStore {
             sessionEnded("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
             // ZooKeeper's close sends closeSession and waits for it even when no server answers
             // (until its connect attempts give up: 10 s and more for a silent port). No close may
-            // hang: wait one connect timeout, then let a daemon thread finish it.
+            // hang: wait one connect timeout, then let a daemon thread finish it. A client that
+            // never connected has no session on any server to end, so there is nothing to wait
+            // for: after a failed connect, close costs nothing on top of the connect timeout.
+            boolean noSession = !everConnected && !client.getZookeeperClient().isConnected();
             Thread closer = new Thread(client::close, "turnstile-zookeeper-close");
             closer.setDaemon(true);
             closer.start();
             try {
-                closer.join(Math.max(1000, client.getZookeeperClient().getConnectionTimeoutMs()));
+                closer.join(noSession ? 100 : Math.max(1000, client.getZookeeperClient().getConnectionTimeoutMs()));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -1339,6 +1343,8 @@ public final class ZooKeeperLockStore implements LockStore {
     private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private volatile long connectFailedAt;
     private volatile boolean connectFailed;
+    /** Whether the client ever had a session, which close must then end on the server. */
+    private volatile boolean everConnected;
 
     /**
      * Refuses calls on a closed store, and waits for a connection at most the client's connection
@@ -1350,6 +1356,7 @@ public final class ZooKeeperLockStore implements LockStore {
             throw new IllegalStateException("the ZooKeeper lock store " + description + " is closed");
         }
         if (client.getZookeeperClient().isConnected()) {
+            everConnected = true;
             connectFailed = false;
             return;
         }
@@ -1369,6 +1376,7 @@ public final class ZooKeeperLockStore implements LockStore {
             connectFailure = Unreachable.diagnose(client.getZookeeperClient().getCurrentConnectionString());
             throw unreachable();
         }
+        everConnected = true;
         connectFailed = false;
     }
 
