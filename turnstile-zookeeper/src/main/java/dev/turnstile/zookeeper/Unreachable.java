@@ -20,8 +20,9 @@ import java.util.concurrent.TimeoutException;
  * Why no ZooKeeper server could be reached, in one line. The client only says that it did not
  * connect in time (its own reasons go to its log, one stack trace per attempt), so after a failed
  * connect each server of the connection string is looked at once, briefly: can its name be
- * resolved, does its port refuse, stay silent, or accept a connection and still not answer as
- * ZooKeeper.
+ * resolved, does its port refuse, stay silent, accept a connection and not answer as ZooKeeper,
+ * refuse ZooKeeper's connect request (a server without a quorum), or answer it (a server that is
+ * fine, and only slower than the connect timeout).
  *
  * <p>The look happens only after a connect timeout has already passed, so it is bounded as a
  * whole, not per server: the servers are looked at side by side and the whole look ends within
@@ -29,7 +30,7 @@ import java.util.concurrent.TimeoutException;
  */
 final class Unreachable {
     /** The whole look, every server included. */
-    static final int BUDGET_MILLIS = 800;
+    static final int BUDGET_MILLIS = 600;
     /** A TCP connect that takes longer than this, on top of a connect timeout, counts as no answer. */
     private static final int CONNECT_MILLIS = 300;
     /** Servers looked at (one thread each); the rest are counted, not looked at. */
@@ -52,7 +53,9 @@ final class Unreachable {
         for (int i = 0; i < looked; i++) {
             String server = servers[i].trim();
             CompletableFuture<Look> look = new CompletableFuture<>();
-            Thread t = new Thread(() -> look.complete(probe(server, deadline)), "turnstile-zookeeper-probe");
+            // each probe ends its own waits a little before the look does, so its finding is in time to be told
+            long own = deadline - TimeUnit.MILLISECONDS.toNanos(100);
+            Thread t = new Thread(() -> look.complete(probe(server, own)), "turnstile-zookeeper-probe");
             t.setDaemon(true);
             t.start();
             looks.add(look);
@@ -85,6 +88,58 @@ final class Unreachable {
     /** What was found at one server: a cause with {@code %s} for the servers it applies to. */
     private record Look(String cause, String who) {}
 
+    /**
+     * Sends ZooKeeper's own connect request, as the client does, and reads what comes back. The
+     * four-letter words ({@code ruok}, {@code srvr}) would say more but are often disabled; the
+     * connect request is always served. A server that is up but not serving (an ensemble member
+     * without a quorum, or one still starting) reads the request and closes the connection with no
+     * answer ("ZooKeeperServer not running" in its log). A serving one answers with a session,
+     * which is closed again at once (so it does not linger until its timeout): then ZooKeeper is
+     * fine and only slower than turnstile.connectTimeout.
+     */
+    private static Look handshake(Socket socket, String server, long deadline) throws IOException {
+        java.io.DataOutputStream out = new java.io.DataOutputStream(new java.io.BufferedOutputStream(socket.getOutputStream()));
+        out.writeInt(45);          // length of what follows
+        out.writeInt(0);           // protocol version
+        out.writeLong(0);          // last zxid seen
+        out.writeInt(4000);        // session timeout asked for (the server clamps it)
+        out.writeLong(0);          // session id: a new session
+        out.writeInt(16);          // password: 16 zero bytes for a new session
+        out.write(new byte[16]);
+        out.writeBoolean(false);   // not read-only: a server without a quorum must refuse it
+        out.flush();
+        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        int length;
+        try {
+            socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            length = in.readInt();
+        } catch (java.io.EOFException | java.net.SocketException closed) {
+            return new Look("%s closed the connection on ZooKeeper's connect request without an answer: a ZooKeeper "
+                    + "server that is not serving (no quorum: are the other servers of the ensemble up?), or not ZooKeeper", server);
+        } catch (SocketTimeoutException silent) {
+            return new Look("%s accepted a connection but did not answer as a ZooKeeper server (wrong port, not ZooKeeper, "
+                    + "or overloaded?)", server);
+        }
+        if (length >= 36 && length <= 64) {
+            try {
+                int protocol = in.readInt();
+                int timeout = in.readInt();
+                long session = in.readLong();
+                if (protocol == 0 && timeout > 0 && session != 0) {
+                    out.writeInt(8);   // closeSession, so the probe's session goes now
+                    out.writeInt(1);   // xid
+                    out.writeInt(-11); // OpCode.closeSession
+                    out.flush();
+                    return new Look("%s answered as a ZooKeeper server, but not within turnstile.connectTimeout (give a "
+                            + "longer one)", server);
+                }
+            } catch (IOException ignored) {
+                // fall through: not ZooKeeper's answer
+            }
+        }
+        return new Look("%s answered, but not as a ZooKeeper server (wrong port?)", server);
+    }
+
     private static final String NO_ANSWER = "no answer from %s (a firewall, or the host is down)";
 
     private static Look probe(String server, long deadline) {
@@ -106,7 +161,7 @@ final class Unreachable {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(address, port), (int) Math.max(1, Math.min(CONNECT_MILLIS, left)));
-            return new Look("%s accepted a connection but did not answer as a ZooKeeper server (wrong port, or not ZooKeeper?)", server);
+            return handshake(socket, server, deadline);
         } catch (ConnectException e) {
             return new Look("connection refused by %s (is ZooKeeper running there, on that port?)", server);
         } catch (SocketTimeoutException e) {

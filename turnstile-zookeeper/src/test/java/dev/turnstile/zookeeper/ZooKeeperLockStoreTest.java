@@ -400,6 +400,43 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    /**
+     * Attack finding 5: a serving ZooKeeper that was only slower than the connect timeout is not
+     * called "not ZooKeeper"; the probe's session is closed again at once.
+     */
+    @Test
+    void aHealthyServerThatWasOnlySlowIsToldApart() throws Exception {
+        String why = Unreachable.diagnose(ZooKeeperServers.shared().getConnectString());
+        assertThat(why).contains("answered as a ZooKeeper server, but not within turnstile.connectTimeout")
+                .doesNotContain("not ZooKeeper").doesNotContain("wrong port");
+    }
+
+    /**
+     * Attack finding 5: the last member of a three-server ensemble whose peers are gone has no
+     * quorum; it accepts connections and refuses sessions ("ZooKeeperServer not running"), and is
+     * named as such, not as "wrong port".
+     */
+    @Test
+    void anEnsembleMemberWithoutQuorumIsToldApart() throws Exception {
+        try (org.apache.curator.test.TestingCluster cluster = new org.apache.curator.test.TestingCluster(3)) {
+            cluster.start();
+            List<org.apache.curator.test.InstanceSpec> specs = new java.util.ArrayList<>(cluster.getInstances());
+            cluster.killServer(specs.get(0));
+            cluster.killServer(specs.get(1));
+            int port = specs.get(2).getPort();
+            await().atMost(Duration.ofSeconds(20)).until(() -> !List.of("leader", "follower", "standalone")
+                    .contains(ZooKeeperEnsembleTest.mode(port)));
+            LockStore store = LockStores.open("zookeeper://127.0.0.1:" + port + "/x?turnstile.connectTimeout=1s");
+            try {
+                assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("127.0.0.1:" + port + " closed the connection on ZooKeeper's connect request")
+                        .hasMessageContaining("not serving (no quorum");
+            } finally {
+                store.close();
+            }
+        }
+    }
+
     /** Attack finding 17: the reserved tree is judged on the path the server sees, namespace and chroot included. */
     @ParameterizedTest(name = "{0} {1} {2}")
     @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
