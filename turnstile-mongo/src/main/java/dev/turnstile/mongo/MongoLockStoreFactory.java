@@ -49,7 +49,9 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         }
         settings.applyToSocketSettings(b -> {
             if (cs.getConnectTimeout() == null) {
-                b.connectTimeout((int) Math.min(ms, 5_000), TimeUnit.MILLISECONDS);
+                // a connect that times out ends before the server selection does, so the message can
+                // say that nothing accepted the connection (a firewall) rather than only "no answer"
+                b.connectTimeout((int) Math.max(1, Math.min(ms - ms / 5, 5_000)), TimeUnit.MILLISECONDS);
             }
             if (cs.getSocketTimeout() == null) {
                 b.readTimeout((int) ms, TimeUnit.MILLISECONDS);
@@ -91,6 +93,7 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         }
         String collection = MongoLockStore.checkCollection(options.get("collection", MongoLockStore.DEFAULT_COLLECTION));
         Duration timeout = options.duration("timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
+        checkUserInfo(url);
         ConnectionString cs;
         try {
             cs = new ConnectionString(options.url());
@@ -111,6 +114,29 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
                     + "turnstile.collection=" + cs.getCollection());
         }
         return new Parsed(cs, MongoLockStore.checkDatabase(cs.getDatabase()), collection, timeout);
+    }
+
+    /**
+     * Refuses a {@code %} in the user info that is not a percent escape before the driver reads it:
+     * the driver's message quotes the two characters after it ({@code Error at index 0 in: "Q7"}),
+     * a piece of the password or user name.
+     */
+    private static final String HEX = "0123456789abcdefABCDEF";
+
+    private static void checkUserInfo(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (scheme < 0 || at <= scheme) {
+            return;
+        }
+        String userInfo = url.substring(scheme + 3, at);
+        for (int i = userInfo.indexOf('%'); i >= 0; i = userInfo.indexOf('%', i + 1)) {
+            if (i + 2 >= userInfo.length() || HEX.indexOf(userInfo.charAt(i + 1)) < 0 || HEX.indexOf(userInfo.charAt(i + 2)) < 0) {
+                throw new IllegalArgumentException("malformed MongoDB URL '" + safe(url) + "': the user info (user:password "
+                        + "before '@') holds a '%' that is not a percent escape: write % as %25 (and @ / : ? # as %40 %2F %3A "
+                        + "%3F %23)");
+            }
+        }
     }
 
     /** {@code mongodb://hosts/database}, without user info or options. */
