@@ -94,6 +94,7 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         String collection = MongoLockStore.checkCollection(options.get("collection", MongoLockStore.DEFAULT_COLLECTION));
         Duration timeout = options.duration("timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
         checkUserInfo(url);
+        checkPorts(options.url());
         ConnectionString cs;
         try {
             cs = new ConnectionString(options.url());
@@ -136,6 +137,45 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
                         + "before '@') holds a '%' that is not a percent escape: write % as %25 (and @ / : ? # as %40 %2F %3A "
                         + "%3F %23)");
             }
+        }
+    }
+
+    private static final java.util.regex.Pattern HOST_AND_PORT =
+            java.util.regex.Pattern.compile("([^\\[\\]:]+|\\[[^\\]]*\\]):(.*)");
+
+    /**
+     * Names a port that is no port number as such, rather than the driver's "invalid host" (or, for
+     * a number past an int, its NumberFormatException text).
+     */
+    private static void checkPorts(String url) {
+        int scheme = url.indexOf("://");
+        if (scheme < 0 || url.regionMatches(true, 0, "mongodb+srv", 0, 11)) {
+            return; // mongodb+srv:// takes no port; the driver says so
+        }
+        String rest = url.substring(scheme + 3);
+        int end = rest.length();
+        for (char c : new char[] {'/', '?', '#'}) {
+            int i = rest.indexOf(c);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        String hosts = rest.substring(0, end);
+        hosts = hosts.substring(hosts.lastIndexOf('@') + 1);
+        for (String h : hosts.split(",", -1)) {
+            java.util.regex.Matcher m = HOST_AND_PORT.matcher(h);
+            if (!m.matches()) {
+                continue;
+            }
+            String port = m.group(2);
+            boolean number = port.matches("[+-]?\\d+");
+            if (number && port.matches("\\d{1,5}") && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535) {
+                continue;
+            }
+            throw new IllegalArgumentException("malformed MongoDB URL '" + safe(url) + "': " + (number
+                    ? "port " + port + " is out of range (1-65535)"
+                    : port.isEmpty() ? "'" + h + "' has an empty port: give 1-65535, or no ':' for the default 27017"
+                    : "port '" + port + "' of '" + h + "' is not a number: give 1-65535"));
         }
     }
 

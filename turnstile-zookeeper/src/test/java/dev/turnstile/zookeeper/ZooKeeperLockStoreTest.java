@@ -331,6 +331,12 @@ class ZooKeeperLockStoreTest {
         "zookeeper://h1:2181?turnstile.connectTimeout=3000000s   | turnstile.connectTimeout=3000000s in the store URL is out of range: give 10ms to 10m",
         "zookeeper://admin:pa%ZZss@h1:2181/x                     | is not a percent escape: write % as %25",
         "zookeeper://[::1]:99999/x                               | port 99999 is out of range",
+        "zookeeper://127.0.0.1:99999999999                       | port 99999999999 is out of range (1-65535)",
+        "zookeeper://[::1]:-1/x                                  | port -1 is out of range (1-65535)",
+        "zookeeper://h1:0,h2:2181                                | port 0 is out of range (1-65535)",
+        "zookeeper://h1:2181,h2:/x                               | 'h2:' has an empty port: give 1-65535",
+        "zookeeper://h1:abc                                      | port 'abc' of 'h1:abc' is not a number: give 1-65535",
+        "zookeeper://h1:٦٣٧٩                 | is not a number: give 1-65535",
         "zookeeper://h1:2181?turnstile.basePath=/zookeeper        | inside /zookeeper, which ZooKeeper keeps for itself",
         "zookeeper://h1:2181?turnstile.basePath=/zookeeper/quota  | inside /zookeeper, which ZooKeeper keeps for itself",
     })
