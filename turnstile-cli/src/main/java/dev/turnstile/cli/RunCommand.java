@@ -260,7 +260,21 @@ final class RunCommand implements Callable<Integer> {
         if (d.isNegative()) {
             return "-" + show(d.negated());
         }
-        return d.toMillis() < 1000 ? d.toMillis() + "ms" : d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+        // in the units --ttl, --wait and --grace take (1s500ms, not Duration's 1.5s), so a limit can be typed as shown
+        long ms = d.toMillis();
+        if (ms < 1000) {
+            return ms + "ms";
+        }
+        StringBuilder out = new StringBuilder();
+        long[] sizes = {3_600_000, 60_000, 1000, 1};
+        String[] units = {"h", "m", "s", "ms"};
+        for (int i = 0; i < sizes.length; i++) {
+            if (ms >= sizes[i]) {
+                out.append(ms / sizes[i]).append(units[i]);
+                ms %= sizes[i];
+            }
+        }
+        return out.toString();
     }
 
     /**

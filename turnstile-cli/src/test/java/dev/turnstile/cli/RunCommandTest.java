@@ -221,9 +221,9 @@ class RunCommandTest {
         String lock = name();
         Cli.Result tooLong = cli.run("run", "--lock", lock, "--ttl", "3s", "--grace", "2s", "--", "true");
         assertThat(tooLong.code()).isEqualTo(64);
-        assertThat(tooLong.err()).contains("--grace 2s does not fit in --ttl 3s").contains("at most half the TTL (1.5s)");
+        assertThat(tooLong.err()).contains("--grace 2s does not fit in --ttl 3s").contains("at most half the TTL (1s500ms)");
         assertThat(cli.run("locks").out()).as("nothing taken").doesNotContain(lock);
-        assertThat(cli.run("run", "--lock", lock, "--ttl", "3s", "--grace", "1500ms", "--", "true").code()).isZero();
+        assertThat(cli.run("run", "--lock", lock, "--ttl", "3s", "--grace", "1s500ms", "--", "true").code()).as("the limit as the message writes it").isZero();
         assertThat(cli.run("run", "--lock", lock, "--ttl", "2s", "--", "true").code()).as("default 10s shortened to 1s").isZero();
     }
 

@@ -113,23 +113,28 @@ public record StoreUrlOptions(String url, Map<String, String> options) {
     public static final Duration MAX_DURATION_OPTION = Duration.ofDays(1);
 
     /**
-     * Returns a positive duration option written as {@code 250ms} or {@code 5s}, at most
-     * {@link #MAX_DURATION_OPTION}.
+     * Returns a positive duration option (see {@link #duration(String, Duration, Duration, Duration)}
+     * for how it is written), at most {@link #MAX_DURATION_OPTION}.
      *
      * @param key the option key
      * @param fallback the value when absent
      * @return the value
-     * @throws IllegalArgumentException if the value is not a positive duration in ms or s, or is
-     *     longer than a day
+     * @throws IllegalArgumentException if the value is not a duration or is outside 1 ms to 1 day
      */
     public Duration duration(String key, Duration fallback) {
         return duration(key, fallback, Duration.ofMillis(1), MAX_DURATION_OPTION);
     }
 
+    /** A whole number and one unit; fractions are refused so that {@code 1.5s} cannot be read as 1 s or 5 s. */
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+
     /**
-     * Returns a duration option written as {@code 250ms} or {@code 5s} within a range, so that no
-     * value can overflow what the driver takes (an {@code int} of milliseconds) or stand for
-     * "forever" by accident.
+     * Returns a duration option within a range, so that no value can overflow what the driver takes
+     * (an {@code int} of milliseconds) or stand for "forever" by accident. A duration is a whole
+     * number and one unit: {@code ms}, {@code s}, {@code m}, {@code h} or {@code d} ({@code 250ms},
+     * {@code 5s}, {@code 10m}, {@code 1h}, {@code 1d}); fractions ({@code 1.5s}) and sums
+     * ({@code 1h30m}) are refused: write {@code 1500ms} or {@code 90m}. The range in a refusal is
+     * written in these units, so either bound can be typed as shown.
      *
      * @param key the option key
      * @param fallback the value when absent (not checked against the range)
@@ -137,21 +142,33 @@ public record StoreUrlOptions(String url, Map<String, String> options) {
      * @param max the longest accepted value
      * @return the value
      * @throws IllegalArgumentException naming the option and the range if the value is malformed or
-     *     outside {@code [min, max]}
+     *     outside {@code [min, max]} (a number too large for any duration included)
      */
     public Duration duration(String key, Duration fallback, Duration min, Duration max) {
         String v = options.get(key);
         if (v == null) {
             return fallback;
         }
-        String range = "give " + show(min) + " to " + show(max) + ", written as 100ms or 5s";
-        Matcher m = Pattern.compile("(\\d{1,12})(ms|s)").matcher(v);
+        String range = "give " + show(min) + " to " + show(max) + ", a whole number with ms, s, m, h or d (such as 500ms, 5s or 10m)";
+        Matcher m = DURATION.matcher(v);
         if (!m.matches()) {
             throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL is not a duration: " + range);
         }
-        long n = Long.parseLong(m.group(1));
-        Duration d = m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
-        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+        Duration d;
+        try {
+            long n = Long.parseLong(m.group(1));
+            d = switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
+            };
+        } catch (NumberFormatException | ArithmeticException e) {
+            // more digits than a long holds, or more than a Duration holds: too long for any option
+            d = null;
+        }
+        if (d == null || d.compareTo(min) < 0 || d.compareTo(max) > 0) {
             throw new IllegalArgumentException("turnstile." + key + "=" + v + " in the store URL is out of range: " + range);
         }
         return d;

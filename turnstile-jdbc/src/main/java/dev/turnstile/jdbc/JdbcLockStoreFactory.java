@@ -28,8 +28,9 @@ import java.util.Set;
  *   <li>{@code turnstile.createTable} — create the table if missing (default {@code true} for the
  *       embedded SQLite and H2, {@code false} for server databases)
  *   <li>{@code turnstile.poolSize} — maximum connections (default 4)
- *   <li>{@code turnstile.connectTimeout} — milliseconds to wait for a connection, including a
- *       server that accepts it and never answers (default 5000); PostgreSQL, MariaDB and MySQL get
+ *   <li>{@code turnstile.connectTimeout} — how long to wait for a connection, including a server
+ *       that accepts it and never answers: a duration ({@code 5s}, {@code 1m}) or a bare number of
+ *       milliseconds, 250ms to 10m (default 5s); PostgreSQL, MariaDB and MySQL get
  *       it as the driver's connect and login timeouts unless the URL sets them
  *   <li>{@code turnstile.busyTimeout} — SQLite: how long a statement waits for another process's
  *       write transaction on the file before failing ({@code 250ms}, {@code 10s}; default 10s),
@@ -101,7 +102,11 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         boolean embedded = p.dialect == SqlDialect.SQLITE || p.dialect == SqlDialect.H2;
         boolean create = forceCreate != null ? forceCreate : p.options.bool("createTable", embedded);
         int poolSize = p.options.integer("poolSize", 4, 1, 100);
-        int connectTimeout = p.options.integer("connectTimeout", 5000, 250, 600_000);
+        // a bare number is milliseconds, as it always was; with a unit it is a duration like every other store's
+        String rawConnect = p.options.get("connectTimeout", "");
+        int connectTimeout = rawConnect.isEmpty() || !rawConnect.chars().allMatch(c -> c >= '0' && c <= '9')
+                ? (int) p.options.duration("connectTimeout", Duration.ofSeconds(5), Duration.ofMillis(250), Duration.ofMinutes(10)).toMillis()
+                : p.options.integer("connectTimeout", 5000, 250, 600_000);
         // SQLite's busy_timeout is an int of milliseconds; the CLI passes --wait (up to about 11.6 days) here
         Duration busyTimeout = p.options.duration("busyTimeout", Duration.ofSeconds(10), Duration.ofMillis(1), Duration.ofDays(20));
         boolean createFile = p.options.bool("createFile", true);

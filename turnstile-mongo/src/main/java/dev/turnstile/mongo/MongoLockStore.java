@@ -65,6 +65,9 @@ public final class MongoLockStore implements LockStore {
     /** When (nanoTime) a call last found no server to send to, and why; 0 once one has. */
     private volatile long noServerAt;
     private volatile String noServerCause;
+    /** How long the first call waits for the driver's first look at the servers, so that a refusal is seen. */
+    private static final long FIRST_LOOK_MILLIS = 200;
+    private volatile boolean firstLook;
 
     private MongoLockStore(Builder b) {
         this.client = b.client;
@@ -175,6 +178,16 @@ public final class MongoLockStore implements LockStore {
             // Nothing was sent by the call that failed (the undo of an acquire that failed so, say):
             // waiting the whole timeout again would only double the time to report the outage.
             throw new StoreUnavailableException("cannot " + what + " on " + description + ": " + noServerCause, null);
+        }
+        // The driver waits the whole server-selection timeout even when every server refused the
+        // connection or has no address (it waits for the cluster to change). Those answers come
+        // within milliseconds and will not change within a timeout: fail at once with them.
+        String refused = Unreachable.refusedEverywhere(client, firstLook ? 0 : FIRST_LOOK_MILLIS);
+        firstLook = true;
+        if (refused != null) {
+            noServerCause = refused;
+            noServerAt = System.nanoTime() | 1;
+            throw new StoreUnavailableException("cannot " + what + " on " + description + ": " + refused, null);
         }
         try {
             T result = op.get();

@@ -49,7 +49,9 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         }
         settings.applyToSocketSettings(b -> {
             if (cs.getConnectTimeout() == null) {
-                b.connectTimeout((int) Math.min(ms, 5_000), TimeUnit.MILLISECONDS);
+                // a connect that times out ends before the server selection does, so the message can
+                // say that nothing accepted the connection (a firewall) rather than only "no answer"
+                b.connectTimeout((int) Math.max(1, Math.min(ms - ms / 5, 5_000)), TimeUnit.MILLISECONDS);
             }
             if (cs.getSocketTimeout() == null) {
                 b.readTimeout((int) ms, TimeUnit.MILLISECONDS);
@@ -91,6 +93,8 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         }
         String collection = MongoLockStore.checkCollection(options.get("collection", MongoLockStore.DEFAULT_COLLECTION));
         Duration timeout = options.duration("timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
+        checkUserInfo(url);
+        checkPorts(options.url());
         ConnectionString cs;
         try {
             cs = new ConnectionString(options.url());
@@ -111,6 +115,68 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
                     + "turnstile.collection=" + cs.getCollection());
         }
         return new Parsed(cs, MongoLockStore.checkDatabase(cs.getDatabase()), collection, timeout);
+    }
+
+    /**
+     * Refuses a {@code %} in the user info that is not a percent escape before the driver reads it:
+     * the driver's message quotes the two characters after it ({@code Error at index 0 in: "Q7"}),
+     * a piece of the password or user name.
+     */
+    private static final String HEX = "0123456789abcdefABCDEF";
+
+    private static void checkUserInfo(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (scheme < 0 || at <= scheme) {
+            return;
+        }
+        String userInfo = url.substring(scheme + 3, at);
+        for (int i = userInfo.indexOf('%'); i >= 0; i = userInfo.indexOf('%', i + 1)) {
+            if (i + 2 >= userInfo.length() || HEX.indexOf(userInfo.charAt(i + 1)) < 0 || HEX.indexOf(userInfo.charAt(i + 2)) < 0) {
+                throw new IllegalArgumentException("malformed MongoDB URL '" + safe(url) + "': the user info (user:password "
+                        + "before '@') holds a '%' that is not a percent escape: write % as %25 (and @ / : ? # as %40 %2F %3A "
+                        + "%3F %23)");
+            }
+        }
+    }
+
+    private static final java.util.regex.Pattern HOST_AND_PORT =
+            java.util.regex.Pattern.compile("([^\\[\\]:]+|\\[[^\\]]*\\]):(.*)");
+
+    /**
+     * Names a port that is no port number as such, rather than the driver's "invalid host" (or, for
+     * a number past an int, its NumberFormatException text).
+     */
+    private static void checkPorts(String url) {
+        int scheme = url.indexOf("://");
+        if (scheme < 0 || url.regionMatches(true, 0, "mongodb+srv", 0, 11)) {
+            return; // mongodb+srv:// takes no port; the driver says so
+        }
+        String rest = url.substring(scheme + 3);
+        int end = rest.length();
+        for (char c : new char[] {'/', '?', '#'}) {
+            int i = rest.indexOf(c);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        String hosts = rest.substring(0, end);
+        hosts = hosts.substring(hosts.lastIndexOf('@') + 1);
+        for (String h : hosts.split(",", -1)) {
+            java.util.regex.Matcher m = HOST_AND_PORT.matcher(h);
+            if (!m.matches()) {
+                continue;
+            }
+            String port = m.group(2);
+            boolean number = port.matches("[+-]?\\d+");
+            if (number && port.matches("\\d{1,5}") && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535) {
+                continue;
+            }
+            throw new IllegalArgumentException("malformed MongoDB URL '" + safe(url) + "': " + (number
+                    ? "port " + port + " is out of range (1-65535)"
+                    : port.isEmpty() ? "'" + h + "' has an empty port: give 1-65535, or no ':' for the default 27017"
+                    : "port '" + port + "' of '" + h + "' is not a number: give 1-65535"));
+        }
     }
 
     /** {@code mongodb://hosts/database}, without user info or options. */

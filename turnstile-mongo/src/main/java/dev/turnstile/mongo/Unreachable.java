@@ -12,6 +12,7 @@ import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Why no MongoDB server could be reached, in one line: the driver's own message is a dump of its
@@ -41,8 +42,8 @@ final class Unreachable {
                 }
             }
             if (causes.isEmpty() && !silent.isEmpty()) {
-                return String.join(", ", silent) + " did not answer in time (a silent server, not a MongoDB server, or "
-                        + "overloaded; turnstile.timeout or serverSelectionTimeoutMS)";
+                return String.join(", ", silent) + " did not answer in time (a firewall or a host that is down, a server "
+                        + "that is not MongoDB, or one overloaded; turnstile.timeout or serverSelectionTimeoutMS)";
             }
         } catch (RuntimeException unreadable) {
             // the client is closing: the driver's message below is all there is
@@ -57,11 +58,68 @@ final class Unreachable {
         return "no MongoDB server answered within the timeout (turnstile.timeout or serverSelectionTimeoutMS)";
     }
 
+    /**
+     * The cause, if no server is connected and every one refused the connection or has no address:
+     * answers that do not change while a selection waits. Waits up to {@code waitMillis} for the
+     * driver's first look at each server (a refusal takes milliseconds; a server still being looked
+     * at, silent or slow, ends the wait at once after it).
+     *
+     * @param client the client whose cluster view to read
+     * @param waitMillis how long to wait for servers not yet looked at
+     * @return the cause, or null if a server is connected, may still answer, or none is known yet
+     */
+    static String refusedEverywhere(MongoClient client, long waitMillis) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        while (true) {
+            List<ServerDescription> servers;
+            try {
+                servers = client.getClusterDescription().getServerDescriptions();
+            } catch (RuntimeException closing) {
+                return null;
+            }
+            if (servers.isEmpty() || servers.stream().anyMatch(ServerDescription::isOk)) {
+                return null; // a DNS SRV lookup still going, or a server to talk to
+            }
+            if (servers.stream().allMatch(server -> definite(server.getException()))) {
+                List<String> causes = new ArrayList<>();
+                for (ServerDescription server : servers) {
+                    String why = describe(server.getAddress().toString(), server.getException());
+                    if (!causes.contains(why)) {
+                        causes.add(why);
+                    }
+                }
+                return String.join("; ", causes);
+            }
+            if (servers.stream().noneMatch(server -> server.getException() == null) || System.nanoTime() - until > 0) {
+                return null; // a server failed otherwise (silent, not MongoDB): the driver's timeout decides
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    private static boolean definite(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static String describe(String address, Throwable failure) {
         if (failure == null) {
             return null;
         }
         for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof MongoSocketOpenException && t.getCause() instanceof SocketTimeoutException) {
+                // the connect itself timed out: nothing accepted it (SYNs dropped by a firewall, or no host there)
+                return "no answer from " + address + " to a connection attempt (a firewall, or the host is down)";
+            }
             if (t instanceof UnknownHostException) {
                 return "unknown host " + address.substring(0, Math.max(0, address.lastIndexOf(':'))) + " (check the host name)";
             }

@@ -22,7 +22,13 @@ class MongoUrlTest {
         "mongodb://127.0.0.1:27017/?w=1                  | names no database",
         "mongodb://127.0.0.1:27017/a b                   | databaseName does not contain",
         "mongodb://127.0.0.1:27017/bad$db                | it contains '$'",
-        "mongodb://127.0.0.1:99999/app                   | malformed MongoDB URL",
+        "mongodb://127.0.0.1:99999/app                   | port 99999 is out of range (1-65535)",
+        "mongodb://127.0.0.1:0/app                       | port 0 is out of range (1-65535)",
+        "mongodb://127.0.0.1:65536/app                   | port 65536 is out of range (1-65535)",
+        "mongodb://u:pw@h1,127.0.0.1:99999999999/app     | port 99999999999 is out of range (1-65535)",
+        "mongodb://[::1]:-1/app                          | port -1 is out of range (1-65535)",
+        "mongodb://127.0.0.1:/app                        | '127.0.0.1:' has an empty port",
+        "mongodb://127.0.0.1:abc/app                     | port 'abc' of '127.0.0.1:abc' is not a number",
         "mongodb:///app                                  | malformed MongoDB URL",
         "mongodb://127.0.0.1/app?authMechanism=NOPE&turnstile.timeout=1s | malformed MongoDB URL",
         "mongodb://127.0.0.1/app?turnstile.colection=x   | unknown option 'turnstile.colection'",
@@ -88,6 +94,69 @@ class MongoUrlTest {
                     .isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause)
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain("Client view of cluster state").doesNotContain("\n"));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the 2 s timeout, once").isLessThan(Duration.ofMillis(3500));
+        }
+    }
+
+    /** Attack finding 15: the driver quotes the characters after a bad '%'; they are a piece of the password. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "mongodb://u:Xy%Q7secret@127.0.0.1:1/db | Q7",
+        "mongodb://us%Q7er:pw@127.0.0.1:1/db    | Q7",
+        "mongodb://u:secret%@127.0.0.1:1/db     | secret",
+        "mongodb://u:secret%4@127.0.0.1:1/db    | secret%4",
+        "mongodb://u:ab%G1cd@h1,h2/db           | G1",
+    })
+    void aBadEscapeInTheUserInfoIsRefusedWithoutEchoingIt(String url, String piece) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("the user info (user:password before '@') holds a '%' that is not a percent escape")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain(piece).doesNotContain("secret").doesNotContain("Xy"));
+    }
+
+    /**
+     * Attack finding 14: a host that drops the connection attempt (a firewall; here a listener whose
+     * backlog is full) is not said to have accepted the connection.
+     */
+    @Test
+    void aConnectionNobodyAcceptsIsNotCalledAccepted() throws Exception {
+        java.util.List<java.net.Socket> fill = new java.util.ArrayList<>();
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            for (int i = 0; i < 8; i++) {
+                java.net.Socket s = new java.net.Socket();
+                try {
+                    s.connect(blackhole.getLocalSocketAddress(), 200);
+                    fill.add(s);
+                } catch (java.io.IOException full) {
+                    s.close();
+                    break; // the backlog is full: later connection attempts are dropped
+                }
+            }
+            try (LockStore store = LockStores.open("mongodb://127.0.0.1:" + blackhole.getLocalPort() + "/app?turnstile.timeout=1s")) {
+                assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("no answer from 127.0.0.1:" + blackhole.getLocalPort() + " to a connection attempt "
+                                + "(a firewall, or the host is down)")
+                        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("accepted"));
+            }
+        } finally {
+            for (java.net.Socket s : fill) {
+                s.close();
+            }
+        }
+    }
+
+    /** Attack report, cosmetic: a refusal or an unknown host is final; it is reported at once, not after the 5 s timeout. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "mongodb://127.0.0.1:1/app                           | connection refused by 127.0.0.1:1",
+        "mongodb://no-such-host.invalid:27017/app            | unknown host no-such-host.invalid",
+        "mongodb://127.0.0.1:1,no-such-host.invalid:27017/app | unknown host no-such-host.invalid",
+        "mongodb://no-such-host.invalid:27017,127.0.0.1:1/app | connection refused by 127.0.0.1:1",
+    })
+    void aRefusalIsReportedAtOnce(String url, String cause) {
+        try (LockStore store = LockStores.open(url); dev.turnstile.Turnstile turnstile = dev.turnstile.Turnstile.builder(store).build()) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> turnstile.tryAcquire("refused", dev.turnstile.LockOptions.defaults()))
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not the 5 s timeout").isLessThan(Duration.ofMillis(1500));
         }
     }
 

@@ -221,6 +221,7 @@ public final class ZooKeeperLockStore implements LockStore {
             }
             case LOST -> sessionEnded("the ZooKeeper session was lost (expired, or the connection stayed down past its timeout)");
             case CONNECTED, RECONNECTED -> {
+                everConnected = true;
                 long id = currentSessionId();
                 if (sessionId != 0 && id != sessionId) {
                     sessionEnded("the ZooKeeper session expired: the client reconnected in a new session");
@@ -1332,12 +1333,15 @@ public final class ZooKeeperLockStore implements LockStore {
             sessionEnded("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
             // ZooKeeper's close sends closeSession and waits for it even when no server answers
             // (until its connect attempts give up: 10 s and more for a silent port). No close may
-            // hang: wait one connect timeout, then let a daemon thread finish it.
+            // hang: wait one connect timeout, then let a daemon thread finish it. A client that
+            // never connected has no session on any server to end, so there is nothing to wait
+            // for: after a failed connect, close costs nothing on top of the connect timeout.
+            boolean noSession = !everConnected && !client.getZookeeperClient().isConnected();
             Thread closer = new Thread(client::close, "turnstile-zookeeper-close");
             closer.setDaemon(true);
             closer.start();
             try {
-                closer.join(Math.max(1000, client.getZookeeperClient().getConnectionTimeoutMs()));
+                closer.join(noSession ? 100 : Math.max(1000, client.getZookeeperClient().getConnectionTimeoutMs()));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -1353,6 +1357,8 @@ public final class ZooKeeperLockStore implements LockStore {
     private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private volatile long connectFailedAt;
     private volatile boolean connectFailed;
+    /** Whether the client ever had a session, which close must then end on the server. */
+    private volatile boolean everConnected;
 
     /**
      * Refuses calls on a closed store, and waits for a connection at most the client's connection
@@ -1364,6 +1370,7 @@ public final class ZooKeeperLockStore implements LockStore {
             throw new IllegalStateException("the ZooKeeper lock store " + description + " is closed");
         }
         if (client.getZookeeperClient().isConnected()) {
+            everConnected = true;
             connectFailed = false;
             return;
         }
@@ -1383,6 +1390,7 @@ public final class ZooKeeperLockStore implements LockStore {
             connectFailure = Unreachable.diagnose(client.getZookeeperClient().getCurrentConnectionString());
             throw unreachable();
         }
+        everConnected = true;
         connectFailed = false;
     }
 
@@ -1620,6 +1628,29 @@ public final class ZooKeeperLockStore implements LockStore {
             return this;
         }
 
+        /**
+         * Refuses a store whose nodes would land in ZooKeeper's reserved /zookeeper tree. The path
+         * the server sees is the connect string's chroot, then the client's namespace, then the base
+         * path, so basePath() alone cannot tell: {@code namespace("zookeeper")} with the default
+         * base path writes /zookeeper/turnstile, and {@code namespace("zookeeper/quota")} writes
+         * into the quota tree.
+         */
+        private void checkNotReserved() {
+            String connect = client.getZookeeperClient().getCurrentConnectionString();
+            int slash = connect == null ? -1 : connect.indexOf('/');
+            String chroot = slash < 0 ? "" : connect.substring(slash);
+            String namespace = client.getNamespace() == null || client.getNamespace().isEmpty() ? "" : "/" + client.getNamespace();
+            String effective = (chroot + namespace + basePath).replaceAll("/{2,}", "/");
+            if (effective.equals("/zookeeper") || effective.startsWith("/zookeeper/")) {
+                String how = !chroot.isEmpty() && (chroot + "/").startsWith("/zookeeper/") ? "the connect string's chroot '" + chroot + "'"
+                        : !namespace.isEmpty() ? "the client's namespace '" + namespace.substring(1) + "' with base path '" + basePath + "'"
+                        : "base path '" + basePath + "'";
+                throw new IllegalArgumentException("the store's nodes would go to " + effective + " (" + how + "), inside "
+                        + "/zookeeper, which ZooKeeper keeps for itself (quotas, configuration): give the client another "
+                        + "namespace, or a base path such as /turnstile under a namespace of your own");
+            }
+        }
+
         /** The store closes the client on close (it opened it from a URL). */
         Builder ownsClient(String description) {
             this.ownsClient = true;
@@ -1631,8 +1662,11 @@ public final class ZooKeeperLockStore implements LockStore {
          * Builds the store. The client is started here if it is not yet.
          *
          * @return the store
+         * @throws IllegalArgumentException if the store's nodes would go inside /zookeeper (the
+         *     connect string's chroot, the client's namespace and the base path together)
          */
         public ZooKeeperLockStore build() {
+            checkNotReserved();
             if (client.getState() == org.apache.curator.framework.imps.CuratorFrameworkState.LATENT) {
                 client.start();
             }

@@ -37,6 +37,7 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
     private static final Set<String> KNOWN = Set.of("sessionTimeout", "connectTimeout", "basePath", "queueTimeout");
     private static final Pattern URL = Pattern.compile(
             "(?i)zookeeper://(?:(?<user>[^:@/]*):(?<password>[^@/]*)@)?(?<hosts>[^/?#]*)(?<path>/[^?#]*)?");
+    private static final Pattern HOST_AND_PORT = Pattern.compile("([A-Za-z0-9.\\-]+|\\[[0-9A-Fa-f:.]+\\]):(.*)");
     private static final Pattern HOST = Pattern.compile("(?:[A-Za-z0-9.\\-]+|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?");
 
     /** Creates the factory (found through {@link java.util.ServiceLoader}). */
@@ -75,6 +76,15 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         }
         StringBuilder connect = new StringBuilder();
         for (String h : hosts.split(",", -1)) {
+            Matcher withPort = HOST_AND_PORT.matcher(h);
+            if (withPort.matches() && !withPort.group(2).matches("\\d{1,5}")) {
+                // a port that is no port number: say what is wrong with the port, not "not a host[:port]"
+                String port = withPort.group(2);
+                throw new IllegalArgumentException("store URL '" + safe + "': " + (port.matches("[+-]?\\d+")
+                        ? "port " + port + " is out of range (1-65535)"
+                        : port.isEmpty() ? "'" + h + "' has an empty port: give 1-65535, or no ':' for the default 2181"
+                        : "port '" + port + "' of '" + h + "' is not a number: give 1-65535"));
+            }
             if (!HOST.matcher(h).matches()) {
                 throw new IllegalArgumentException("store URL '" + safe + "': '" + h + "' is not a host[:port]; separate "
                         + "servers with commas, e.g. zookeeper://zk1:2181,zk2:2181");

@@ -331,6 +331,12 @@ class ZooKeeperLockStoreTest {
         "zookeeper://h1:2181?turnstile.connectTimeout=3000000s   | turnstile.connectTimeout=3000000s in the store URL is out of range: give 10ms to 10m",
         "zookeeper://admin:pa%ZZss@h1:2181/x                     | is not a percent escape: write % as %25",
         "zookeeper://[::1]:99999/x                               | port 99999 is out of range",
+        "zookeeper://127.0.0.1:99999999999                       | port 99999999999 is out of range (1-65535)",
+        "zookeeper://[::1]:-1/x                                  | port -1 is out of range (1-65535)",
+        "zookeeper://h1:0,h2:2181                                | port 0 is out of range (1-65535)",
+        "zookeeper://h1:2181,h2:/x                               | 'h2:' has an empty port: give 1-65535",
+        "zookeeper://h1:abc                                      | port 'abc' of 'h1:abc' is not a number: give 1-65535",
+        "zookeeper://h1:٦٣٧٩                 | is not a number: give 1-65535",
         "zookeeper://h1:2181?turnstile.basePath=/zookeeper        | inside /zookeeper, which ZooKeeper keeps for itself",
         "zookeeper://h1:2181?turnstile.basePath=/zookeeper/quota  | inside /zookeeper, which ZooKeeper keeps for itself",
     })
@@ -361,8 +367,110 @@ class ZooKeeperLockStoreTest {
             } finally {
                 store.close();
             }
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("connect timeout, probe, close")
-                    .isLessThan(Duration.ofMillis(4500));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("connect timeout, probe, close: at most 1 s over")
+                    .isLessThan(Duration.ofMillis(2000));
+        }
+    }
+
+    /**
+     * Attack finding 4: six silent servers and two refusing ones are looked at side by side, each
+     * named, within one second after the connect timeout, closing included; servers past the eighth
+     * are counted.
+     */
+    @Test
+    void manyUnreachableServersCostOneConnectTimeoutAndAreAllNamed() throws Exception {
+        List<java.net.ServerSocket> silent = new java.util.ArrayList<>();
+        try {
+            List<String> servers = new java.util.ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                silent.add(new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress()));
+                servers.add("127.0.0.1:" + silent.get(i).getLocalPort());
+            }
+            servers.addAll(List.of("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"));
+            long start = System.nanoTime();
+            LockStore store = LockStores.open("zookeeper://" + String.join(",", servers) + "/x?turnstile.connectTimeout=1s");
+            try {
+                assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining(String.join(", ", servers.subList(0, 6)) + " accepted a connection")
+                        .hasMessageContaining("connection refused by 127.0.0.1:1, 127.0.0.1:2 (")
+                        .hasMessageContaining("; and 2 more servers not looked at");
+            } finally {
+                store.close();
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("connect timeout, probes, close: at most 1 s over")
+                    .isLessThan(Duration.ofMillis(2000));
+        } finally {
+            for (java.net.ServerSocket s : silent) {
+                s.close();
+            }
+        }
+    }
+
+    /**
+     * Attack finding 5: a serving ZooKeeper that was only slower than the connect timeout is not
+     * called "not ZooKeeper"; the probe's session is closed again at once.
+     */
+    @Test
+    void aHealthyServerThatWasOnlySlowIsToldApart() throws Exception {
+        String why = Unreachable.diagnose(ZooKeeperServers.shared().getConnectString());
+        assertThat(why).contains("answered as a ZooKeeper server, but not within turnstile.connectTimeout")
+                .doesNotContain("not ZooKeeper").doesNotContain("wrong port");
+    }
+
+    /**
+     * Attack finding 5: the last member of a three-server ensemble whose peers are gone has no
+     * quorum; it accepts connections and refuses sessions ("ZooKeeperServer not running"), and is
+     * named as such, not as "wrong port".
+     */
+    @Test
+    void anEnsembleMemberWithoutQuorumIsToldApart() throws Exception {
+        try (org.apache.curator.test.TestingCluster cluster = new org.apache.curator.test.TestingCluster(3)) {
+            cluster.start();
+            List<org.apache.curator.test.InstanceSpec> specs = new java.util.ArrayList<>(cluster.getInstances());
+            cluster.killServer(specs.get(0));
+            cluster.killServer(specs.get(1));
+            int port = specs.get(2).getPort();
+            await().atMost(Duration.ofSeconds(20)).until(() -> !List.of("leader", "follower", "standalone")
+                    .contains(ZooKeeperEnsembleTest.mode(port)));
+            LockStore store = LockStores.open("zookeeper://127.0.0.1:" + port + "/x?turnstile.connectTimeout=1s");
+            try {
+                assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                        .hasMessageContaining("127.0.0.1:" + port + " closed the connection on ZooKeeper's connect request")
+                        .hasMessageContaining("not serving (no quorum");
+            } finally {
+                store.close();
+            }
+        }
+    }
+
+    /** Attack finding 17: the reserved tree is judged on the path the server sees, namespace and chroot included. */
+    @ParameterizedTest(name = "{0} {1} {2}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "127.0.0.1:1           | zookeeper       |            | /zookeeper/turnstile (the client's namespace 'zookeeper'",
+        "127.0.0.1:1           | zookeeper/quota | /t         | /zookeeper/quota/t (the client's namespace 'zookeeper/quota' with base path '/t')",
+        "127.0.0.1:1           | zookeeper       | /zookeeper | /zookeeper/zookeeper",
+        "127.0.0.1:1/zookeeper |                 |            | /zookeeper/turnstile (the connect string's chroot '/zookeeper')",
+        "127.0.0.1:1/zookeeper | quota           | /t         | /zookeeper/quota/t (the connect string's chroot '/zookeeper')",
+    })
+    void aNamespaceOrChrootInsideTheReservedTreeIsRefused(String connect, String namespace, String basePath, String message) {
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect).namespace(namespace)
+                .retryPolicy(new RetryNTimes(0, 10)).build()) {
+            ZooKeeperLockStore.Builder b = ZooKeeperLockStore.builder(c);
+            if (basePath != null) {
+                b.basePath(basePath);
+            }
+            assertThatThrownBy(b::build).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("the store's nodes would go to " + message).hasMessageContaining("keeps for itself");
+            assertThat(c.getState()).as("the client was not started")
+                    .isEqualTo(org.apache.curator.framework.imps.CuratorFrameworkState.LATENT);
+        }
+    }
+
+    @Test
+    void aNamespaceThatOnlyStartsLikeZookeeperIsAnOrdinaryPath() {
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1").namespace("zookeeper2")
+                .retryPolicy(new RetryNTimes(0, 10)).build()) {
+            ZooKeeperLockStore.builder(c).build().close();
         }
     }
 
