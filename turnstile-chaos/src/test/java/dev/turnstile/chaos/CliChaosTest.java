@@ -11,17 +11,25 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The CI run of the CLI faults: one round each of `turnstile run` processes SIGKILLed, SIGSTOPped
- * past their TTL and partitioned from the store, on every store (ZooKeeper's session shorter than
+ * past their TTL and partitioned from the store (partitioned: on PostgreSQL, MongoDB and ZooKeeper
+ * here, on every networked store in the full matrix), on every store (ZooKeeper's session shorter than
  * the TTL), and of their command SIGKILLed; no two commands may ever be alive at once. The
  * documented exception (JVM and guard frozen together) runs too, to show that the checker sees
  * what the fence is there for. Report: target/cli-chaos-ci.md.
  */
 class CliChaosTest {
+    private static final List<String> CI_SKIPS_PARTITION = List.of("mariadb", "redis", "redlock");
 
     @Test
     @Timeout(900)
     void noTwoCommandsEverRunAtOnceWhateverHappensToTurnstileOnAnyStore() throws Exception {
-        List<CliChaos.Result> results = new ArrayList<>(CliChaos.runAll(CliChaos.cells(CliChaos.STORES, CliChaos.FAULTS), 1,
+        // CI keeps under 30 minutes: the partition cells of the TTL-only stores whose client is already
+        // partitioned in CI's library matrix (MariaDB, Redis, Redlock) run in the full CLI matrix
+        // (turnstile-chaos/run.sh --cli) instead; PostgreSQL, MongoDB and ZooKeeper keep theirs here.
+        List<CliChaos.Cell> cells = CliChaos.cells(CliChaos.STORES, CliChaos.FAULTS).stream()
+                .filter(c -> !(c.fault().equals("partition-cli") && CI_SKIPS_PARTITION.contains(c.store())))
+                .toList();
+        List<CliChaos.Result> results = new ArrayList<>(CliChaos.runAll(cells, 1,
                 Path.of("target/cli-chaos-ci"), r -> System.out.println(CliChaos.line(r))));
         Files.writeString(Path.of("target/cli-chaos-ci.md"), CliChaos.table(results, "mvn -pl turnstile-chaos test (CliChaosTest)"));
         assertThat(results).extracting(CliChaos.Result::store).containsAll(List.of("sqlite", "postgresql", "mariadb",
