@@ -39,19 +39,26 @@ final class LocksCommand implements Callable<Integer> {
         } else if (locks.isEmpty()) {
             out.println("no locks held");
         } else {
-            List<String[]> rows = locks.stream().map(l -> new String[] {printable(l.name()), printable(l.owner()),
-                    Long.toString(l.fence()), l.acquiredAt().truncatedTo(ChronoUnit.MILLIS).toString(),
-                    l.expiresAt().truncatedTo(ChronoUnit.MILLIS).toString()}).toList();
-            int nameWidth = Math.max(4, rows.stream().mapToInt(r -> r[0].length()).max().orElse(4));
-            int ownerWidth = Math.max(5, rows.stream().mapToInt(r -> r[1].length()).max().orElse(5));
-            String format = "%-" + nameWidth + "s  %-" + ownerWidth + "s  %8s  %-24s  %-24s%n";
-            out.printf(format, "NAME", "OWNER", "FENCE", "SINCE", "UNTIL");
-            for (String[] r : rows) {
-                out.printf(format, (Object[]) r);
-            }
+            table(out, locks);
         }
         out.flush();
         return top.outputWritten(spec.commandLine(), "the locks");
+    }
+
+    /** The locks as a table whose columns are as wide as their widest cell. */
+    static void table(PrintWriter out, List<LockInfo> locks) {
+        List<String[]> rows = locks.stream().map(l -> new String[] {printable(l.name()), printable(l.owner()),
+                Long.toString(l.fence()), l.acquiredAt().truncatedTo(ChronoUnit.MILLIS).toString(),
+                l.expiresAt().truncatedTo(ChronoUnit.MILLIS).toString()}).toList();
+        int nameWidth = Math.max(4, rows.stream().mapToInt(r -> r[0].length()).max().orElse(4));
+        int ownerWidth = Math.max(5, rows.stream().mapToInt(r -> r[1].length()).max().orElse(5));
+        // fences grow without bound (ZooKeeper's are zxids, 16 digits and more): as wide as the widest
+        int fenceWidth = Math.max(8, rows.stream().mapToInt(r -> r[2].length()).max().orElse(8));
+        String format = "%-" + nameWidth + "s  %-" + ownerWidth + "s  %" + fenceWidth + "s  %-24s  %-24s%n";
+        out.printf(format, "NAME", "OWNER", "FENCE", "SINCE", "UNTIL");
+        for (String[] r : rows) {
+            out.printf(format, (Object[]) r);
+        }
     }
 
     /**
