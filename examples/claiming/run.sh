@@ -15,7 +15,7 @@ while (($#)); do
     --store) store="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --gateways) gateways="$2"; shift 2 ;;
-    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,8p' "$0" | cut -c3-; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
