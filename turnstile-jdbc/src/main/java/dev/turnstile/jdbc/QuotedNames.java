@@ -49,8 +49,9 @@ final class QuotedNames {
 
     /**
      * {catalog, schema, table} of a possibly qualified name, as the metadata calls want them:
-     * MariaDB's schemas are catalogs, and an unqualified PostgreSQL table is in the connection's
-     * schema.
+     * MariaDB's schemas are catalogs; an unqualified PostgreSQL or H2 table is in the connection's
+     * current schema (H2 would otherwise search every schema, and INFORMATION_SCHEMA.LOCKS would
+     * stand for a missing "locks"); a schema given unquoted is the folded one, as in the statements.
      */
     static String[] split(Connection c, String name, String dialectId) throws SQLException {
         int dot = name.indexOf('.');
@@ -60,8 +61,8 @@ final class QuotedNames {
         if (dialectId.equals("mariadb")) {
             catalog = schema != null ? schema : c.getCatalog();
             schema = null;
-        } else if (dialectId.equals("postgresql") && schema == null) {
-            schema = c.getSchema();
+        } else if (dialectId.equals("postgresql") || dialectId.equals("h2")) {
+            schema = schema == null ? c.getSchema() : Folding.of(dialectId).fold(schema);
         }
         return new String[] {catalog, schema, bare};
     }
@@ -76,38 +77,72 @@ final class QuotedNames {
     }
 
     /**
+     * A name as a metadata pattern that matches only itself: {@code _} and {@code %} are wildcards
+     * there, so {@code job_tasks} would find {@code jobxtasks} and schema {@code a_b} would find
+     * {@code aXb}.
+     */
+    static String pattern(DatabaseMetaData md, String name) throws SQLException {
+        if (name == null) {
+            return null;
+        }
+        String escape = md.getSearchStringEscape();
+        if (escape == null || escape.isEmpty()) {
+            return name;
+        }
+        StringBuilder out = new StringBuilder(name.length() + 4);
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (ch == '_' || ch == '%' || escape.indexOf(ch) >= 0) {
+                out.append(escape);
+            }
+            out.append(ch);
+        }
+        return out.toString();
+    }
+
+    /**
      * The real name of a table that differs from {@code p}'s only in case and that an unquoted
-     * name does not reach (it was created quoted), if there is one.
+     * name does not reach (it was created quoted), if there is one. Only the schema the statements
+     * reach is searched: advice to rename a table in another schema would rename the wrong one.
      */
     static Optional<String> quotedTwin(DatabaseMetaData md, String[] p, Folding folding) throws SQLException {
-        if (folding == Folding.NONE) {
+        if (folding == Folding.NONE || p[1] == null) {
             return Optional.empty();
         }
         String folded = folding.fold(p[2]);
         // every table of the schema, compared here: the metadata matches names exactly
-        String schema = p[1];
         String twin = null;
-        for (String s : schema == null ? new String[] {null}
-                : new String[] {schema, schema.toLowerCase(Locale.ROOT), schema.toUpperCase(Locale.ROOT)}) {
-            try (ResultSet rs = md.getTables(p[0], s, null, new String[] {"TABLE"})) {
-                while (rs.next()) {
-                    String real = rs.getString("TABLE_NAME");
-                    if (real.equals(folded)) {
-                        return Optional.empty(); // the table the statements reach exists
-                    }
-                    if (real.equalsIgnoreCase(p[2])) {
-                        twin = real;
-                    }
+        try (ResultSet rs = md.getTables(p[0], pattern(md, p[1]), null, new String[] {"TABLE", "PARTITIONED TABLE"})) {
+            while (rs.next()) {
+                String real = rs.getString("TABLE_NAME");
+                if (!p[1].equals(rs.getString("TABLE_SCHEM"))) {
+                    continue; // a driver that ignores the escape
+                }
+                if (real.equals(folded)) {
+                    return Optional.empty(); // the table the statements reach exists
+                }
+                if (real.equalsIgnoreCase(p[2])) {
+                    twin = real;
                 }
             }
         }
         return Optional.ofNullable(twin);
     }
 
+    /**
+     * The rename that fixes a table found by {@link #quotedTwin}: qualified with the schema when the
+     * name was, since an unqualified ALTER TABLE acts on the search path's table of that name.
+     */
+    static String renameSql(String real, String given, Folding folding) {
+        int dot = given.indexOf('.');
+        String folded = folding.fold(given.substring(dot + 1));
+        return "ALTER TABLE " + (dot < 0 ? "" : given.substring(0, dot + 1)) + "\"" + real + "\" RENAME TO " + folded;
+    }
+
     /** The one-line explanation and fix for a table found by {@link #quotedTwin}. */
     static String twinAdvice(String real, String given, Folding folding) {
         String folded = folding.fold(given.substring(given.indexOf('.') + 1));
         return "a table named \"" + real + "\" exists, created with a quoted name, but an unquoted " + given + " means "
-                + folded + " to this database: rename it with ALTER TABLE \"" + real + "\" RENAME TO " + folded;
+                + folded + " to this database: rename it with " + renameSql(real, given, folding);
     }
 }
