@@ -486,9 +486,11 @@ public final class JdbcClaimStore implements ClaimStore {
         }
         Set<String> wanted = new LinkedHashSet<>();
         table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
-        Optional<String> twin = QuotedNames.quotedTwin(md, p, folding);
+        List<String> twins = QuotedNames.quotedTwins(md, p, folding);
+        // with two twins the user picks one; the column check reads the first, as the advice does
+        Optional<String> twin = twins.stream().findFirst();
         twin.ifPresent(real -> {
-            problems.add(QuotedNames.twinAdvice(real, table.table(), folding));
+            problems.add(QuotedNames.twinAdvice(twins, table.table(), folding));
             fixes.add(QuotedNames.renameSql(real, table.table(), folding) + ";");
         });
         for (String[] variant : QuotedNames.variants(p)) {

@@ -397,9 +397,8 @@ public final class JdbcLockStore implements LockStore {
         QuotedNames.Folding folding = QuotedNames.Folding.of(d.id());
         try (Connection c = dataSource.getConnection()) {
             String[] parts = QuotedNames.split(c, table, d.id());
-            String advice = QuotedNames.quotedTwin(c.getMetaData(), parts, folding)
-                    .map(real -> QuotedNames.twinAdvice(real, table, folding))
-                    .orElse("");
+            java.util.List<String> twins = QuotedNames.quotedTwins(c.getMetaData(), parts, folding);
+            String advice = twins.isEmpty() ? "" : QuotedNames.twinAdvice(twins, table, folding);
             commitIfNeeded(c);
             return advice;
         } catch (SQLException | RuntimeException e) {

@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 
 /**
  * Turnstile writes table and column names unquoted, so the database folds them: PostgreSQL to
@@ -101,17 +100,18 @@ final class QuotedNames {
     }
 
     /**
-     * The real name of a table that differs from {@code p}'s only in case and that an unquoted
-     * name does not reach (it was created quoted), if there is one. Only the schema the statements
-     * reach is searched: advice to rename a table in another schema would rename the wrong one.
+     * The real names of the tables that differ from {@code p}'s only in case and that an unquoted
+     * name does not reach (they were created quoted), if any: all of them, since with two
+     * ({@code "Two"}, {@code "TWO"}) the user must choose. Only the schema the statements reach is
+     * searched: advice to rename a table in another schema would rename the wrong one.
      */
-    static Optional<String> quotedTwin(DatabaseMetaData md, String[] p, Folding folding) throws SQLException {
+    static List<String> quotedTwins(DatabaseMetaData md, String[] p, Folding folding) throws SQLException {
         if (folding == Folding.NONE || p[1] == null) {
-            return Optional.empty();
+            return List.of();
         }
         String folded = folding.fold(p[2]);
         // every table of the schema, compared here: the metadata matches names exactly
-        String twin = null;
+        List<String> twins = new ArrayList<>();
         try (ResultSet rs = md.getTables(p[0], pattern(md, p[1]), null, new String[] {"TABLE", "PARTITIONED TABLE"})) {
             while (rs.next()) {
                 String real = rs.getString("TABLE_NAME");
@@ -119,18 +119,19 @@ final class QuotedNames {
                     continue; // a driver that ignores the escape
                 }
                 if (real.equals(folded)) {
-                    return Optional.empty(); // the table the statements reach exists
+                    return List.of(); // the table the statements reach exists
                 }
                 if (real.equalsIgnoreCase(p[2])) {
-                    twin = real;
+                    twins.add(real);
                 }
             }
         }
-        return Optional.ofNullable(twin);
+        twins.sort(null);
+        return twins;
     }
 
     /**
-     * The rename that fixes a table found by {@link #quotedTwin}: qualified with the schema when the
+     * The rename that fixes a table found by {@link #quotedTwins}: qualified with the schema when the
      * name was, since an unqualified ALTER TABLE acts on the search path's table of that name.
      */
     static String renameSql(String real, String given, Folding folding) {
@@ -139,10 +140,17 @@ final class QuotedNames {
         return "ALTER TABLE " + (dot < 0 ? "" : given.substring(0, dot + 1)) + "\"" + real + "\" RENAME TO " + folded;
     }
 
-    /** The one-line explanation and fix for a table found by {@link #quotedTwin}. */
-    static String twinAdvice(String real, String given, Folding folding) {
+    /** The one-line explanation and fix for the tables found by {@link #quotedTwins}. */
+    static String twinAdvice(List<String> twins, String given, Folding folding) {
         String folded = folding.fold(given.substring(given.indexOf('.') + 1));
-        return "a table named \"" + real + "\" exists, created with a quoted name, but an unquoted " + given + " means "
-                + folded + " to this database: rename it with " + renameSql(real, given, folding);
+        if (twins.size() == 1) {
+            return "a table named \"" + twins.get(0) + "\" exists, created with a quoted name, but an unquoted " + given
+                    + " means " + folded + " to this database: rename it with " + renameSql(twins.get(0), given, folding);
+        }
+        return "tables named " + String.join(", ", twins.stream().map(t -> "\"" + t + "\"").toList())
+                + " exist, created with quoted names, but an unquoted " + given + " means " + folded
+                + " to this database: rename the one to use with " + renameSql(twins.get(0), given, folding)
+                + " (or the same for " + String.join(", ", twins.subList(1, twins.size()).stream().map(t -> "\"" + t + "\"").toList())
+                + ")";
     }
 }

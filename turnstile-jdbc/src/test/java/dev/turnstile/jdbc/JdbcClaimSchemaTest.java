@@ -300,6 +300,25 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /** Two quoted twins ("Two" and "TWO"): both are named, since the user must choose which to rename. */
+    @Test
+    void twoQuotedTwinsAreBothNamed() throws Exception {
+        String url = url("postgresql");
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String a = "Tw" + r;
+        String b = ("TW" + r).toUpperCase(java.util.Locale.ROOT);
+        exec(url, "CREATE TABLE \"" + a + "\" (name VARCHAR(255) PRIMARY KEY)", "CREATE TABLE \"" + b + "\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName("tw" + r).build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("tables named \"" + b + "\", \"" + a + "\" exist, created with quoted names")
+                    .hasMessageContaining("rename the one to use with ALTER TABLE \"" + b + "\" RENAME TO tw" + r + " (or the same for \"" + a + "\")");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + a + "\"", "DROP TABLE IF EXISTS \"" + b + "\"");
+        }
+    }
+
     /** H2 has INFORMATION_SCHEMA.LOCKS: an unqualified "locks" is looked up in the current schema only. */
     @Test
     void anH2TwinIsNotHiddenByATableOfTheSameNameInAnotherSchema() throws Exception {
