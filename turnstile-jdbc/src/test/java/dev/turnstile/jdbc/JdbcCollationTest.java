@@ -151,6 +151,24 @@ class JdbcCollationTest {
         }
     }
 
+    /** latin1_bin is binary, so it passes the check; a name outside latin1 then gets the ALTER, not the driver's text. */
+    @Test
+    void aMariaDbNameOutsideTheColumnsCharacterSetGetsTheAlter() throws Exception {
+        String url = TestDatabases.MARIADB;
+        String table = JdbcLockStoreTest.table();
+        exec(url, "CREATE TABLE " + table + " (name VARCHAR(255) CHARACTER SET latin1 COLLATE latin1_bin NOT NULL "
+                + "PRIMARY KEY, " + LOCK_COLUMNS + ")");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url + "&turnstile.table=" + table)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThat(t.tryAcquire("Report")).isPresent();
+            assertThatThrownBy(() -> t.tryAcquire("\u65e5\u672c")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("cannot store this name")
+                    .hasMessageContaining("ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     @Test
     void aMariaDbLockTableWithACaseInsensitiveCollationIsRefusedWithTheAlter() throws Exception {
         String url = TestDatabases.MARIADB;
