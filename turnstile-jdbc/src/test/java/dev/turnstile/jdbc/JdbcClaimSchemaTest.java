@@ -300,6 +300,26 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * A schema created quoted ("AtkS"): an unquoted AtkS.locks means atks.locks, and renaming the
+     * table in "AtkS" would not make it reachable, so no rename is advised.
+     */
+    @Test
+    void aTwinInAQuotedSchemaIsNotAdvised() throws Exception {
+        String url = url("postgresql");
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String schema = "AtkS" + r;
+        exec(url, "CREATE SCHEMA \"" + schema + "\"", "CREATE TABLE \"" + schema + "\".\"Locks\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName(schema + ".locks").build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("does not exist")
+                    .hasMessageNotContaining("quoted name");
+        } finally {
+            exec(url, "DROP SCHEMA \"" + schema + "\" CASCADE");
+        }
+    }
+
     /** Two quoted twins ("Two" and "TWO"): both are named, since the user must choose which to rename. */
     @Test
     void twoQuotedTwinsAreBothNamed() throws Exception {
