@@ -1,5 +1,6 @@
 package dev.turnstile.cli;
 
+import dev.turnstile.jdbc.JdbcLockStoreFactory;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
 import dev.turnstile.spi.LockStores;
@@ -112,12 +113,8 @@ final class StoreOption {
      * shell elsewhere would each lock a file of their own, and exclude nothing.
      */
     private static void checkAbsolute(String url) {
-        String rest = url.substring("jdbc:sqlite:".length());
-        int q = rest.indexOf('?');
-        String path = q < 0 ? rest : rest.substring(0, q);
-        if (path.startsWith("file:")) {
-            path = path.substring(5);
-        }
+        // the path SQLite opens: file:%2Ftmp%2Fx.db is absolute, and file://localhost/dev/null is /dev/null
+        String path = JdbcLockStoreFactory.sqliteFile(url);
         if (!path.isEmpty() && !path.startsWith("/") && !path.startsWith(":memory:")) {
             String absolute;
             try {

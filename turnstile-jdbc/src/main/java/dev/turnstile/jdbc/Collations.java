@@ -12,8 +12,9 @@ import java.sql.SQLException;
  * {@code release --force REPORT} frees {@code Report}. Turnstile's own DDL uses a binary collation;
  * a table created by a migration tool without one inherits the database's default
  * ({@code utf8mb4_general_ci} on MariaDB). Checked once per store at start, on MariaDB/MySQL
- * (the column's collation must be binary or {@code _bin}) and PostgreSQL (the collation must be
- * deterministic; non-deterministic ICU collations compare case- or accent-insensitively).
+ * (the column's collation must be binary or {@code _bin}), PostgreSQL (the collation must be
+ * deterministic, as non-deterministic ICU collations compare case- or accent-insensitively, and
+ * the type not citext) and SQLite (no unique index on the column alone may use NOCASE or RTRIM).
  */
 final class Collations {
     private Collations() {}
@@ -57,24 +58,7 @@ final class Collations {
                 }
             }
         } else if (dialectId.equals("sqlite")) {
-            // SQLite keeps no collation catalogue: the column's COLLATE is in the table's own CREATE TABLE
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE")) {
-                ps.setString(1, bare);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next() && rs.getString(1) != null) {
-                        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?is)[(,]\\s*[\"`\\[]?" + java.util.regex.Pattern.quote(column)
-                                + "[\"`\\]]?\\s[^,]*?\\bCOLLATE\\s+[\"']?(NOCASE|RTRIM)\\b").matcher(rs.getString(1));
-                        if (m.find()) {
-                            throw new StoreSchemaException("the " + what + " '" + table + "' compares column '" + column
-                                    + "' with COLLATE " + m.group(1).toUpperCase(java.util.Locale.ROOT) + ": names that differ "
-                                    + "only in case (or trailing spaces) would be one. SQLite cannot change a column's "
-                                    + "collation: create the table again without it (turnstile schema prints the DDL) and "
-                                    + "copy the rows over", null);
-                        }
-                    }
-                }
-            }
+            checkSqlite(c, table, column, what);
         } else if (dialectId.equals("postgresql")) {
             // to_regclass folds the unquoted name as the statements do, and is NULL for a missing table
             String sql = "SELECT co.collname, co.collisdeterministic FROM pg_attribute a JOIN pg_collation co "
@@ -92,6 +76,22 @@ final class Collations {
                                 + " ALTER COLUMN " + column + " TYPE " + type + " COLLATE \"C\";", null);
                     }
                 }
+                // citext compares case-insensitively with a deterministic collation: found by its type,
+                // also through domains over it
+                try (PreparedStatement types = c.prepareStatement(CITEXT_SQL)) {
+                    types.setString(1, table);
+                    types.setString(2, column);
+                    try (ResultSet rs = types.executeQuery()) {
+                        if (rs.next()) {
+                            String declared = rs.getString(1);
+                            throw new StoreSchemaException("the " + what + " '" + table + "' has column '" + column
+                                    + "' of type " + declared + (declared.equals("citext") ? "" : " (a domain over citext)")
+                                    + ", which compares case-insensitively: names that differ only in case (Report/report) "
+                                    + "would be one. Fix it with:\nALTER TABLE " + table + " ALTER COLUMN " + column
+                                    + " TYPE " + type + " COLLATE \"C\";", null);
+                        }
+                    }
+                }
             } catch (SQLException e) {
                 if (!"42703".equals(e.getSQLState())) {
                     throw e;
@@ -99,6 +99,75 @@ final class Collations {
                 // before PostgreSQL 12 there is no collisdeterministic, and no non-deterministic collation
                 if (before != null) {
                     c.rollback(before);
+                }
+            }
+        }
+    }
+
+    /** The column's declared type, if it is citext or a domain over it (at any depth). */
+    private static final String CITEXT_SQL = "WITH RECURSIVE ty(oid, base, depth) AS ("
+            + "SELECT t.oid, t.typbasetype, 0 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+            + "WHERE a.attrelid = to_regclass(?) AND a.attname = lower(?) "
+            + "UNION ALL SELECT b.oid, b.typbasetype, ty.depth + 1 FROM pg_type b JOIN ty ON b.oid = ty.base "
+            + "WHERE ty.base <> 0 AND ty.depth < 16) "
+            + "SELECT format_type((SELECT oid FROM ty WHERE depth = 0), NULL) FROM ty JOIN pg_type t ON t.oid = ty.oid "
+            + "WHERE t.typname = 'citext' LIMIT 1";
+
+    /**
+     * Every unique index whose key is the column alone (the primary key's autoindex, or a separate
+     * CREATE UNIQUE INDEX), with the collation it compares with: what SQLite itself reports, so no
+     * way of writing the DDL (comments, quoting, COLLATE[NOCASE]) hides it.
+     */
+    private static final String SQLITE_SQL = "SELECT il.name, ix.coll FROM pragma_index_list(?%1$s) il "
+            + "JOIN pragma_index_xinfo(il.name%1$s) ix ON ix.key = 1 "
+            + "WHERE il.\"unique\" = 1 AND ix.name = ? COLLATE NOCASE AND ix.coll <> 'BINARY' COLLATE NOCASE "
+            + "AND (SELECT count(*) FROM pragma_index_xinfo(il.name%1$s) k WHERE k.key = 1) = 1";
+
+    /**
+     * SQLite: a unique index on the column alone that is not BINARY makes names that it counts as
+     * equal one row, so one lock ({@code Report} held makes {@code report} busy).
+     */
+    private static void checkSqlite(Connection c, String table, String column, String what) throws SQLException {
+        // The column's own collation decides every WHERE name = ? (a forced release of REPORT would
+        // free Report), even when a unique index is BINARY. A compound SELECT compares with its
+        // leftmost column's collation, so this counts names as the column does, with no row read
+        // or written (table and column are checked identifiers).
+        String probe = "SELECT count(*) FROM (SELECT " + column + " FROM " + table + " WHERE 0 UNION SELECT 'Report' UNION SELECT ";
+        try (java.sql.Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT (" + probe + "'report')), (" + probe + "'Report '))")) {
+            if (rs.next() && (rs.getInt(1) < 2 || rs.getInt(2) < 2)) {
+                throw new StoreSchemaException("the " + what + " '" + table + "' compares column '" + column + "' "
+                        + (rs.getInt(1) < 2 ? "with COLLATE NOCASE, which ignores case" : "with COLLATE RTRIM, which ignores trailing spaces")
+                        + ": names that differ only in case (or trailing spaces) would be one. SQLite cannot change a "
+                        + "column's collation: create the table again without it (turnstile schema prints the DDL) and "
+                        + "copy the rows over", null);
+            }
+        }
+        int dot = table.indexOf('.');
+        String sql = String.format(SQLITE_SQL, dot < 0 ? "" : ", ?");
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            ps.setString(i++, dot < 0 ? table : table.substring(dot + 1));
+            if (dot >= 0) {
+                ps.setString(i++, table.substring(0, dot));
+                ps.setString(i++, table.substring(0, dot));
+                ps.setString(i++, column);
+                ps.setString(i, table.substring(0, dot));
+            } else {
+                ps.setString(i, column);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    String index = rs.getString(1);
+                    String collation = rs.getString(2).toUpperCase(java.util.Locale.ROOT);
+                    boolean key = index.startsWith("sqlite_autoindex_");
+                    throw new StoreSchemaException("the " + what + " '" + table + "' compares column '" + column
+                            + "' with COLLATE " + collation + (key ? " (its primary key or UNIQUE constraint)"
+                                    : " (unique index " + index + ")")
+                            + ": names that differ only in case (or trailing spaces) would be one. "
+                            + (key ? "SQLite cannot change a column's collation: create the table again without it "
+                                    + "(turnstile schema prints the DDL) and copy the rows over"
+                                    : "Drop that index: DROP INDEX " + index + ";"), null);
                 }
             }
         }

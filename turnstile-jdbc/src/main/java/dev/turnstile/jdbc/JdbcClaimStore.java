@@ -457,8 +457,12 @@ public final class JdbcClaimStore implements ClaimStore {
     private static Map<String, String> columns(DatabaseMetaData md, String[] p) throws SQLException {
         for (String[] variant : QuotedNames.variants(p)) {
             Map<String, String> out = new TreeMap<>();
-            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]),
+                    QuotedNames.pattern(md, variant[2]), null)) {
                 while (rs.next()) {
+                    if (!rs.getString("TABLE_NAME").equals(variant[2])) {
+                        continue; // a driver that ignores the escape
+                    }
                     out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT), rs.getString("TYPE_NAME"));
                 }
             }
@@ -482,16 +486,19 @@ public final class JdbcClaimStore implements ClaimStore {
         }
         Set<String> wanted = new LinkedHashSet<>();
         table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
-        Optional<String> twin = QuotedNames.quotedTwin(md, p, folding);
+        List<String> twins = QuotedNames.quotedTwins(md, p, folding);
+        // with two twins the user picks one; the column check reads the first, as the advice does
+        Optional<String> twin = twins.stream().findFirst();
         twin.ifPresent(real -> {
-            problems.add(QuotedNames.twinAdvice(real, table.table(), folding));
-            fixes.add("ALTER TABLE \"" + real + "\" RENAME TO " + folding.fold(p[2]) + ";");
+            problems.add(QuotedNames.twinAdvice(twins, table.table(), folding));
+            fixes.add(QuotedNames.renameSql(real, table.table(), folding) + ";");
         });
         for (String[] variant : QuotedNames.variants(p)) {
             List<String> real = new ArrayList<>();
-            try (ResultSet rs = md.getColumns(variant[0], variant[1], twin.orElse(variant[2]), null)) {
+            String name = twin.orElse(variant[2]);
+            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]), QuotedNames.pattern(md, name), null)) {
                 while (rs.next()) {
-                    if (rs.getString("TABLE_NAME").equalsIgnoreCase(p[2])) { // '_' in the name is a pattern wildcard
+                    if (rs.getString("TABLE_NAME").equals(name)) { // a driver that ignores the escape
                         real.add(rs.getString("COLUMN_NAME"));
                     }
                 }
@@ -503,7 +510,8 @@ public final class JdbcClaimStore implements ClaimStore {
                 String f = folding.fold(c);
                 if (wanted.contains(c.toLowerCase(Locale.ROOT)) && !c.equals(f)) {
                     problems.add("column \"" + c + "\" was created with a quoted name; unquoted it means " + f);
-                    fixes.add("ALTER TABLE " + folding.fold(p[2]) + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
+                    // as given: qualified if it was, and reaching the table once any rename above is done
+                    fixes.add("ALTER TABLE " + table.table() + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
                 }
             }
             return;
@@ -514,8 +522,12 @@ public final class JdbcClaimStore implements ClaimStore {
     private static Map<String, ColumnType> columnTypes(DatabaseMetaData md, String[] p) throws SQLException {
         for (String[] variant : QuotedNames.variants(p)) {
             Map<String, ColumnType> out = new TreeMap<>();
-            try (ResultSet rs = md.getColumns(variant[0], variant[1], variant[2], null)) {
+            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]),
+                    QuotedNames.pattern(md, variant[2]), null)) {
                 while (rs.next()) {
+                    if (!rs.getString("TABLE_NAME").equals(variant[2])) {
+                        continue; // a driver that ignores the escape
+                    }
                     out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT),
                             new ColumnType(rs.getInt("DATA_TYPE"), rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE")));
                 }

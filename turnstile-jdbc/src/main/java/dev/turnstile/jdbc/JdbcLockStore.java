@@ -397,9 +397,8 @@ public final class JdbcLockStore implements LockStore {
         QuotedNames.Folding folding = QuotedNames.Folding.of(d.id());
         try (Connection c = dataSource.getConnection()) {
             String[] parts = QuotedNames.split(c, table, d.id());
-            String advice = QuotedNames.quotedTwin(c.getMetaData(), parts, folding)
-                    .map(real -> QuotedNames.twinAdvice(real, table, folding))
-                    .orElse("");
+            java.util.List<String> twins = QuotedNames.quotedTwins(c.getMetaData(), parts, folding);
+            String advice = twins.isEmpty() ? "" : QuotedNames.twinAdvice(twins, table, folding);
             commitIfNeeded(c);
             return advice;
         } catch (SQLException | RuntimeException e) {
@@ -408,6 +407,9 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
+    /** MariaDB/MySQL 1366, "Incorrect string value": a character the column's character set lacks. */
+    private static final int ER_TRUNCATED_WRONG_VALUE_FOR_FIELD = 1366;
+
     private dev.turnstile.TurnstileException translate(String what, SQLException e) {
         if (dialect != null && dialect.isMissingTable(e)) {
             String twin = quotedTwinAdvice();
@@ -415,6 +417,13 @@ public final class JdbcLockStore implements LockStore {
                     + description + (twin.isEmpty() ? ". Create it with the DDL that 'turnstile schema --store <url>' "
                     + "prints (or add --apply to run it), or build the store with createTableIfMissing(true)"
                     : "; " + twin), e);
+        }
+        if (dialect != null && dialect.id().equals("mariadb") && e.getErrorCode() == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD) {
+            // a _bin collation of another character set (latin1_bin) passes the collation check,
+            // and names outside that character set then fail here, with the driver's bare text
+            return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' cannot store this name:"
+                    + " its column 'name' has a character set that does not hold every character (not utf8mb4). Fix it with:\n"
+                    + "ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;", e);
         }
         if (dialect != null && dialect.isDiskFull(e)) {
             return new StoreUnavailableException("cannot " + what + " on " + description + ": " + Dialect.DISK_FULL

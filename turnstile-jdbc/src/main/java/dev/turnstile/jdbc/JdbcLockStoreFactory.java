@@ -84,14 +84,11 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
             return "jdbc:h2:mem: is an in-memory database of one process";
         }
         if (p.dialect == SqlDialect.SQLITE) {
-            String path = sqlitePath(p.jdbcUrl);
-            if (path.isEmpty()) {
-                return "jdbc:sqlite: without a file path is a private temporary database of one process"
-                        + " (an unset variable in the URL?)";
+            String reason = SqliteUrl.parse(p.jdbcUrl).processLocalReason();
+            if (reason == null && (u.contains(":memory:") || u.contains("mode=memory"))) {
+                reason = "jdbc:sqlite::memory: is an in-memory database of one process";
             }
-            if (path.equals(":memory:") || u.contains(":memory:") || u.contains("mode=memory")) {
-                return "jdbc:sqlite::memory: is an in-memory database of one process";
-            }
+            return reason;
         }
         return null;
     }
@@ -308,6 +305,14 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         StoreUrlOptions options = StoreUrlOptions.parse(url, KNOWN, dialect == SqlDialect.H2);
         Dialect.checkTable(options.get("table", Dialect.DEFAULT_TABLE));
         checkServerUrl(dialect, options.url(), url, options.get("table", Dialect.DEFAULT_TABLE).contains("."));
+        if (dialect == SqlDialect.SQLITE) {
+            // options that switch off SQLite's file locking: refused by the library too, since every
+            // process (and every pooled connection) would take the same lock
+            String problem = SqliteUrl.parse(options.url()).lockingProblem();
+            if (problem != null) {
+                throw new IllegalArgumentException("store URL '" + StoreUrls.redact(url) + "': " + problem);
+            }
+        }
         return new Parsed(options.url(), dialect, options);
     }
 
@@ -380,12 +385,21 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         }
     }
 
-    /** The file part of a SQLite URL: after {@code jdbc:sqlite:}, before its parameters. */
+    /**
+     * The file a {@code jdbc:sqlite:} URL opens, read as SQLite reads it: a {@code file:} URI loses
+     * its {@code //localhost} authority and is percent-decoded ({@code file:/dev/nul%6C} is
+     * {@code /dev/null}). Checks on the path (relative, a device) must read this, not the URL's text.
+     *
+     * @param url a {@code jdbc:sqlite:} URL
+     * @return the path, or an empty string for SQLite's private temporary database
+     */
+    public static String sqliteFile(String url) {
+        return SqliteUrl.parse(url).path();
+    }
+
+    /** The file part of a SQLite URL: after {@code jdbc:sqlite:}, before its parameters, decoded. */
     static String sqlitePath(String jdbcUrl) {
-        String rest = jdbcUrl.substring("jdbc:sqlite:".length());
-        int q = rest.indexOf('?');
-        String path = q < 0 ? rest : rest.substring(0, q);
-        return path.startsWith("file:") && !path.startsWith("file::memory:") ? path.substring(5) : path;
+        return SqliteUrl.parse(jdbcUrl).path();
     }
 
     private static String withSqliteDefaults(String url, Duration busyTimeout, boolean createFile) {

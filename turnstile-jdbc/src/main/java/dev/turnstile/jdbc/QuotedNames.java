@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 
 /**
  * Turnstile writes table and column names unquoted, so the database folds them: PostgreSQL to
@@ -49,8 +48,9 @@ final class QuotedNames {
 
     /**
      * {catalog, schema, table} of a possibly qualified name, as the metadata calls want them:
-     * MariaDB's schemas are catalogs, and an unqualified PostgreSQL table is in the connection's
-     * schema.
+     * MariaDB's schemas are catalogs; an unqualified PostgreSQL or H2 table is in the connection's
+     * current schema (H2 would otherwise search every schema, and INFORMATION_SCHEMA.LOCKS would
+     * stand for a missing "locks"); a schema given unquoted is the folded one, as in the statements.
      */
     static String[] split(Connection c, String name, String dialectId) throws SQLException {
         int dot = name.indexOf('.');
@@ -60,8 +60,8 @@ final class QuotedNames {
         if (dialectId.equals("mariadb")) {
             catalog = schema != null ? schema : c.getCatalog();
             schema = null;
-        } else if (dialectId.equals("postgresql") && schema == null) {
-            schema = c.getSchema();
+        } else if (dialectId.equals("postgresql") || dialectId.equals("h2")) {
+            schema = schema == null ? c.getSchema() : Folding.of(dialectId).fold(schema);
         }
         return new String[] {catalog, schema, bare};
     }
@@ -76,38 +76,81 @@ final class QuotedNames {
     }
 
     /**
-     * The real name of a table that differs from {@code p}'s only in case and that an unquoted
-     * name does not reach (it was created quoted), if there is one.
+     * A name as a metadata pattern that matches only itself: {@code _} and {@code %} are wildcards
+     * there, so {@code job_tasks} would find {@code jobxtasks} and schema {@code a_b} would find
+     * {@code aXb}.
      */
-    static Optional<String> quotedTwin(DatabaseMetaData md, String[] p, Folding folding) throws SQLException {
-        if (folding == Folding.NONE) {
-            return Optional.empty();
+    static String pattern(DatabaseMetaData md, String name) throws SQLException {
+        if (name == null) {
+            return null;
+        }
+        String escape = md.getSearchStringEscape();
+        if (escape == null || escape.isEmpty()) {
+            return name;
+        }
+        StringBuilder out = new StringBuilder(name.length() + 4);
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (ch == '_' || ch == '%' || escape.indexOf(ch) >= 0) {
+                out.append(escape);
+            }
+            out.append(ch);
+        }
+        return out.toString();
+    }
+
+    /**
+     * The real names of the tables that differ from {@code p}'s only in case and that an unquoted
+     * name does not reach (they were created quoted), if any: all of them, since with two
+     * ({@code "Two"}, {@code "TWO"}) the user must choose. Only the schema the statements reach is
+     * searched: advice to rename a table in another schema would rename the wrong one.
+     */
+    static List<String> quotedTwins(DatabaseMetaData md, String[] p, Folding folding) throws SQLException {
+        if (folding == Folding.NONE || p[1] == null) {
+            return List.of();
         }
         String folded = folding.fold(p[2]);
         // every table of the schema, compared here: the metadata matches names exactly
-        String schema = p[1];
-        String twin = null;
-        for (String s : schema == null ? new String[] {null}
-                : new String[] {schema, schema.toLowerCase(Locale.ROOT), schema.toUpperCase(Locale.ROOT)}) {
-            try (ResultSet rs = md.getTables(p[0], s, null, new String[] {"TABLE"})) {
-                while (rs.next()) {
-                    String real = rs.getString("TABLE_NAME");
-                    if (real.equals(folded)) {
-                        return Optional.empty(); // the table the statements reach exists
-                    }
-                    if (real.equalsIgnoreCase(p[2])) {
-                        twin = real;
-                    }
+        List<String> twins = new ArrayList<>();
+        try (ResultSet rs = md.getTables(p[0], pattern(md, p[1]), null, new String[] {"TABLE", "PARTITIONED TABLE"})) {
+            while (rs.next()) {
+                String real = rs.getString("TABLE_NAME");
+                if (!p[1].equals(rs.getString("TABLE_SCHEM"))) {
+                    continue; // a driver that ignores the escape
+                }
+                if (real.equals(folded)) {
+                    return List.of(); // the table the statements reach exists
+                }
+                if (real.equalsIgnoreCase(p[2])) {
+                    twins.add(real);
                 }
             }
         }
-        return Optional.ofNullable(twin);
+        twins.sort(null);
+        return twins;
     }
 
-    /** The one-line explanation and fix for a table found by {@link #quotedTwin}. */
-    static String twinAdvice(String real, String given, Folding folding) {
+    /**
+     * The rename that fixes a table found by {@link #quotedTwins}: qualified with the schema when the
+     * name was, since an unqualified ALTER TABLE acts on the search path's table of that name.
+     */
+    static String renameSql(String real, String given, Folding folding) {
+        int dot = given.indexOf('.');
+        String folded = folding.fold(given.substring(dot + 1));
+        return "ALTER TABLE " + (dot < 0 ? "" : given.substring(0, dot + 1)) + "\"" + real + "\" RENAME TO " + folded;
+    }
+
+    /** The one-line explanation and fix for the tables found by {@link #quotedTwins}. */
+    static String twinAdvice(List<String> twins, String given, Folding folding) {
         String folded = folding.fold(given.substring(given.indexOf('.') + 1));
-        return "a table named \"" + real + "\" exists, created with a quoted name, but an unquoted " + given + " means "
-                + folded + " to this database: rename it with ALTER TABLE \"" + real + "\" RENAME TO " + folded;
+        if (twins.size() == 1) {
+            return "a table named \"" + twins.get(0) + "\" exists, created with a quoted name, but an unquoted " + given
+                    + " means " + folded + " to this database: rename it with " + renameSql(twins.get(0), given, folding);
+        }
+        return "tables named " + String.join(", ", twins.stream().map(t -> "\"" + t + "\"").toList())
+                + " exist, created with quoted names, but an unquoted " + given + " means " + folded
+                + " to this database: rename the one to use with " + renameSql(twins.get(0), given, folding)
+                + " (or the same for " + String.join(", ", twins.subList(1, twins.size()).stream().map(t -> "\"" + t + "\"").toList())
+                + ")";
     }
 }

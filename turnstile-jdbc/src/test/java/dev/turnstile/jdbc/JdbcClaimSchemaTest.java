@@ -234,6 +234,126 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * The rename names the schema when the table name does: an unqualified ALTER TABLE acts on the
+     * search path's table, which here is another one. A twin in another schema only is not named.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "h2"})
+    void aQuotedTwinIsRenamedInItsOwnSchemaAndNeverInAnother(String db) throws Exception {
+        String url = url(db);
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String schema = "tq_" + r;
+        String quoted = db.equals("postgresql") ? "Lk" + r : "lk" + r;
+        String given = schema + ".lk" + r;
+        String folded = db.equals("postgresql") ? "lk" + r : ("lk" + r).toUpperCase(java.util.Locale.ROOT);
+        String ddl = " (name VARCHAR(255) PRIMARY KEY)";
+        exec(url, "CREATE SCHEMA " + schema, "CREATE TABLE " + schema + ".\"" + quoted + "\"" + ddl, "CREATE TABLE \"" + quoted + "\"" + ddl);
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName(given).build()) {
+            String rename = "ALTER TABLE " + schema + ".\"" + quoted + "\" RENAME TO " + folded;
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("created with a quoted name")
+                    .hasMessageContaining("rename it with " + rename);
+            exec(url, rename); // the advice renames the table in the schema, not the default schema's twin
+            try (Connection c = DriverManager.getConnection(url)) {
+                assertThat(c.getMetaData().getTables(null, c.getSchema(), quoted, null).next()).as("the other schema's twin").isTrue();
+            }
+            exec(url, "DROP TABLE " + schema + "." + folded);
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("does not exist")
+                    .hasMessageNotContaining("quoted name");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + quoted + "\"", "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    /**
+     * {@code _} is a wildcard in metadata patterns: schema {@code tq_x} must not find {@code tqXx}'s
+     * twin, and a missing task table {@code job_r} must not be taken to exist because {@code jobxr} does.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "h2", "mariadb"})
+    void underscoresInNamesAreNotWildcards(String db) throws Exception {
+        String url = url(db);
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String schema = "tq_" + r;
+        String lookalike = "tqx" + r;
+        boolean mariadb = db.equals("mariadb");
+        String create = mariadb ? "CREATE DATABASE " : "CREATE SCHEMA ";
+        exec(url, create + schema, create + lookalike,
+                "CREATE TABLE " + lookalike + (mariadb ? ".`Wild_" + r + "`" : ".\"Wild_" + r + "\"") + " (name VARCHAR(255) PRIMARY KEY)",
+                "CREATE TABLE " + schema + ".jobx" + r + " (id BIGINT PRIMARY KEY, phase VARCHAR(64), updated_at BIGINT, "
+                        + "locked_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)",
+                "CREATE INDEX jobx_claim_" + r + " ON " + schema + ".jobx" + r + " (phase, locked_at, updated_at)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(schema + ".job_" + r).build()).build())
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("does not exist");
+            try (JdbcLockStore store = JdbcLockStore.builder(pool).tableName(schema + ".wild_" + r).build()) {
+                assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                        .isInstanceOf(StoreSchemaException.class).hasMessageContaining("does not exist")
+                        .hasMessageNotContaining("quoted name");
+            }
+        } finally {
+            exec(url, mariadb ? "DROP DATABASE " + schema : "DROP SCHEMA " + schema + " CASCADE",
+                    mariadb ? "DROP DATABASE " + lookalike : "DROP SCHEMA " + lookalike + " CASCADE");
+        }
+    }
+
+    /**
+     * A schema created quoted ("AtkS"): an unquoted AtkS.locks means atks.locks, and renaming the
+     * table in "AtkS" would not make it reachable, so no rename is advised.
+     */
+    @Test
+    void aTwinInAQuotedSchemaIsNotAdvised() throws Exception {
+        String url = url("postgresql");
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String schema = "AtkS" + r;
+        exec(url, "CREATE SCHEMA \"" + schema + "\"", "CREATE TABLE \"" + schema + "\".\"Locks\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName(schema + ".locks").build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("does not exist")
+                    .hasMessageNotContaining("quoted name");
+        } finally {
+            exec(url, "DROP SCHEMA \"" + schema + "\" CASCADE");
+        }
+    }
+
+    /** Two quoted twins ("Two" and "TWO"): both are named, since the user must choose which to rename. */
+    @Test
+    void twoQuotedTwinsAreBothNamed() throws Exception {
+        String url = url("postgresql");
+        String r = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        String a = "Tw" + r;
+        String b = ("TW" + r).toUpperCase(java.util.Locale.ROOT);
+        exec(url, "CREATE TABLE \"" + a + "\" (name VARCHAR(255) PRIMARY KEY)", "CREATE TABLE \"" + b + "\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName("tw" + r).build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("tables named \"" + b + "\", \"" + a + "\" exist, created with quoted names")
+                    .hasMessageContaining("rename the one to use with ALTER TABLE \"" + b + "\" RENAME TO tw" + r + " (or the same for \"" + a + "\")");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS \"" + a + "\"", "DROP TABLE IF EXISTS \"" + b + "\"");
+        }
+    }
+
+    /** H2 has INFORMATION_SCHEMA.LOCKS: an unqualified "locks" is looked up in the current schema only. */
+    @Test
+    void anH2TwinIsNotHiddenByATableOfTheSameNameInAnotherSchema() throws Exception {
+        String url = "jdbc:h2:mem:twinlocks;DB_CLOSE_DELAY=-1";
+        exec(url, "CREATE TABLE \"locks\" (name VARCHAR(255) PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 2);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName("locks").build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("rename it with ALTER TABLE \"locks\" RENAME TO LOCKS");
+        } finally {
+            exec(url, "DROP TABLE \"locks\"");
+        }
+    }
+
     @Test
     void aSchemaErrorIsNotAnOutage() {
         assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();

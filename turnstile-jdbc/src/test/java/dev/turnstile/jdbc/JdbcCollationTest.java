@@ -49,6 +49,126 @@ class JdbcCollationTest {
         }
     }
 
+    /**
+     * Attack finding 10: legal ways of writing the column that a reading of the DDL missed. SQLite
+     * reports the primary key's collation itself (PRAGMA index_xinfo), however the DDL is written.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+        "\"name\"TEXT NOT NULL PRIMARY KEY COLLATE NOCASE",
+        "name/**/TEXT NOT NULL PRIMARY KEY COLLATE NOCASE",
+        "name VARCHAR(255,1) NOT NULL PRIMARY KEY COLLATE NOCASE",
+        "name TEXT NOT NULL DEFAULT 'a,b' PRIMARY KEY COLLATE NOCASE",
+        "name TEXT NOT NULL PRIMARY KEY COLLATE[NOCASE]",
+        "name TEXT NOT NULL PRIMARY KEY COLLATE RTRIM",
+        "name TEXT NOT NULL COLLATE \"nocase\", PRIMARY KEY (name)"})
+    void aSqliteKeyThatIsNotBinaryIsRefusedHoweverTheDdlIsWritten(String column,
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("ddl.db");
+        exec(url, "CREATE TABLE turnstile_locks (" + column.replace(", PRIMARY KEY (name)", "") + ", owner TEXT NOT NULL, "
+                + "token TEXT NOT NULL, fence INTEGER NOT NULL, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL"
+                + (column.endsWith(", PRIMARY KEY (name)") ? ", PRIMARY KEY (name)" : "") + ")");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThatThrownBy(() -> t.tryAcquire("Report")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageMatching("(?s).*compares column 'name' with COLLATE (NOCASE|RTRIM), which ignores.*create the table again.*");
+        }
+    }
+
+    /** A separate unique index that ignores case merges names as much as the key would. */
+    @Test
+    void aSqliteUniqueIndexThatIgnoresCaseIsRefusedWithTheDrop(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("index.db");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            assertThat(Turnstile.builder(store).build().tryAcquire("x")).isPresent(); // the shipped table
+        }
+        exec(url, "CREATE UNIQUE INDEX ci ON turnstile_locks (name COLLATE NOCASE)",
+                "CREATE INDEX not_unique ON turnstile_locks (name COLLATE NOCASE, owner)");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            assertThatThrownBy(() -> Turnstile.builder(store).build().tryAcquire("Report")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("with COLLATE NOCASE (unique index ci)").hasMessageContaining("DROP INDEX ci;");
+        }
+        exec(url, "DROP INDEX ci");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThat(t.tryAcquire("Report")).isPresent();
+            assertThat(t.tryAcquire("report")).isPresent();
+        }
+    }
+
+    /**
+     * A NOCASE column under a BINARY unique index: the upsert keeps Report and report apart, but
+     * every WHERE name = ? compares without case, so releasing REPORT would free both.
+     */
+    @Test
+    void aSqliteNocaseColumnUnderABinaryIndexIsRefused(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("column.db");
+        exec(url, "CREATE TABLE turnstile_locks (name TEXT NOT NULL COLLATE NOCASE, owner TEXT NOT NULL, "
+                + "token TEXT NOT NULL, fence INTEGER NOT NULL, acquired_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
+                "CREATE UNIQUE INDEX b ON turnstile_locks (name COLLATE BINARY)");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            assertThatThrownBy(() -> Turnstile.builder(store).build().tryAcquire("Report")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("compares column 'name' with COLLATE NOCASE, which ignores case");
+        }
+        exec(url, "DROP TABLE turnstile_locks");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThat(t.tryAcquire("Report")).isPresent();
+            assertThat(t.tryAcquire("report")).isPresent();
+        }
+    }
+
+    /** citext compares case-insensitively under a deterministic collation, so collisdeterministic misses it. */
+    @Test
+    void aPostgresCitextKeyIsRefusedAlsoThroughADomain() throws Exception {
+        String url = TestDatabases.POSTGRES;
+        String table = JdbcLockStoreTest.table();
+        String domain = table + "_name";
+        exec(url, "CREATE EXTENSION IF NOT EXISTS citext",
+                "CREATE TABLE " + table + " (name CITEXT NOT NULL PRIMARY KEY, " + LOCK_COLUMNS + ")",
+                "CREATE DOMAIN " + domain + "_inner AS citext", "CREATE DOMAIN " + domain + " AS " + domain + "_inner",
+                "CREATE TABLE " + table + "_d (name " + domain + " NOT NULL PRIMARY KEY, " + LOCK_COLUMNS + ")");
+        try {
+            for (String t : java.util.List.of(table, table + "_d")) {
+                try (LockStore store = JdbcLockStoreTest.FACTORY.open(url + "&turnstile.table=" + t)) {
+                    assertThatThrownBy(() -> Turnstile.builder(store).build().tryAcquire("Report"))
+                            .isInstanceOf(StoreSchemaException.class)
+                            .hasMessageContaining("of type " + (t.equals(table) ? "citext, which" : domain + " (a domain over citext)"))
+                            .hasMessageContaining("ALTER TABLE " + t + " ALTER COLUMN name TYPE VARCHAR(255) COLLATE \"C\"");
+                }
+            }
+            exec(url, "ALTER TABLE " + table + " ALTER COLUMN name TYPE VARCHAR(255) COLLATE \"C\"");
+            try (LockStore store = JdbcLockStoreTest.FACTORY.open(url + "&turnstile.table=" + table)) {
+                Turnstile t = Turnstile.builder(store).build();
+                assertThat(t.tryAcquire("Report")).isPresent();
+                assertThat(t.tryAcquire("report")).isPresent();
+            }
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS " + table + "_d",
+                    "DROP DOMAIN IF EXISTS " + domain, "DROP DOMAIN IF EXISTS " + domain + "_inner");
+        }
+    }
+
+    /** latin1_bin is binary, so it passes the check; a name outside latin1 then gets the ALTER, not the driver's text. */
+    @Test
+    void aMariaDbNameOutsideTheColumnsCharacterSetGetsTheAlter() throws Exception {
+        String url = TestDatabases.MARIADB;
+        String table = JdbcLockStoreTest.table();
+        exec(url, "CREATE TABLE " + table + " (name VARCHAR(255) CHARACTER SET latin1 COLLATE latin1_bin NOT NULL "
+                + "PRIMARY KEY, " + LOCK_COLUMNS + ")");
+        try (LockStore store = JdbcLockStoreTest.FACTORY.open(url + "&turnstile.table=" + table)) {
+            Turnstile t = Turnstile.builder(store).build();
+            assertThat(t.tryAcquire("Report")).isPresent();
+            assertThatThrownBy(() -> t.tryAcquire("\u65e5\u672c")).isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("cannot store this name")
+                    .hasMessageContaining("ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     @Test
     void aMariaDbLockTableWithACaseInsensitiveCollationIsRefusedWithTheAlter() throws Exception {
         String url = TestDatabases.MARIADB;

@@ -29,7 +29,9 @@ class JdbcHostileTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"jdbc:sqlite:", "jdbc:sqlite::memory:", "jdbc:sqlite:file::memory:?cache=shared",
-        "jdbc:sqlite:file:x?mode=memory", "jdbc:h2:mem:x", "JDBC:H2:MEM:x", "jdbc:sqlite:?turnstile.table=t"})
+        "jdbc:sqlite:file:x?mode=memory", "jdbc:h2:mem:x", "JDBC:H2:MEM:x", "jdbc:sqlite:?turnstile.table=t",
+        "jdbc:sqlite:file:/tmp/x.db?vfs=memdb", "jdbc:sqlite:file:/tmp/x.db?v%66s=memd%62", "jdbc:sqlite:file:/tmp/x?mode=memor%79",
+        "jdbc:sqlite:/tmp/x.db?open_mode=134", "jdbc:sqlite::resource:x.db", "jdbc:sqlite:file:?x=1"})
     void inMemoryDatabasesAreNamedAsProcessLocal(String url) {
         assertThat(factory.processLocalReason(url)).isNotNull();
     }
@@ -39,6 +41,47 @@ class JdbcHostileTest {
         "jdbc:postgresql://h/db", "jdbc:mariadb://h/db"})
     void sharedDatabasesAreNot(String url) {
         assertThat(factory.processLocalReason(url)).isNull();
+    }
+
+    /**
+     * Each of these really gives two connections the same write transaction (checked with
+     * sqlite-jdbc): SQLite takes no file lock, so two processes would both hold one lock.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"nolock=1", "nolo%63k=yes", "immutable=1", "vfs=unix-none", "vfs=win32-none", "vfs=unix-nonesuch"})
+    void sqliteOptionsThatTurnOffFileLockingAreRefused(String option) {
+        String url = "jdbc:sqlite:file:" + dir.resolve("nolock.db") + "?" + option;
+        assertThatThrownBy(() -> factory.open(url)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(SqliteUrl.decode(option)).hasMessageContaining("two processes would both hold one lock");
+        assertThat(dir.resolve("nolock.db")).doesNotExist();
+    }
+
+    @Test
+    void sqliteVfsesThatLockAreAccepted() {
+        for (String vfs : List.of("unix", "unix-dotfile", "unix-excl")) {
+            try (LockStore s = factory.open("jdbc:sqlite:file:" + dir.resolve(vfs + ".db") + "?vfs=" + vfs)) {
+                assertThat(s.heldLocks()).isEmpty();
+            }
+        }
+    }
+
+    /** SQLite decodes a file: URI and drops its localhost authority: the file-kind check must read it so. */
+    @ParameterizedTest
+    @ValueSource(strings = {"file://localhost/dev/null", "file:/dev/nul%6C", "file:///dev/%6Eull", "file://localhost/dev/nul%6c?x=1"})
+    void encodedSqliteUrisOfADeviceAreRefusedAndLeaveNothing(String uri) {
+        assertThatThrownBy(() -> factory.open("jdbc:sqlite:" + uri)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("SQLite path /dev/null is not a regular file");
+        assertThat(Path.of("/dev/null-journal")).doesNotExist();
+    }
+
+    @Test
+    void anEncodedSqliteUriOfAFifoIsRefused() throws Exception {
+        Path fifo = dir.resolve("fifo1");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        String encoded = fifo.toString().substring(0, fifo.toString().length() - 1) + "%31";
+        assertThatThrownBy(() -> factory.open("jdbc:sqlite:file:" + encoded)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("SQLite path " + fifo + " is not a regular file");
+        assertThat(JdbcLockStoreFactory.sqliteFile("jdbc:sqlite:file:%2Ftmp%2Fx.db?vfs=unix")).isEqualTo("/tmp/x.db");
     }
 
     @ParameterizedTest
