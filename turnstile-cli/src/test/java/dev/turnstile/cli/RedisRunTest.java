@@ -82,6 +82,22 @@ class RedisRunTest {
         assertThat(unreachable.all()).doesNotContain("hunter2");
     }
 
+    /** Attack finding 2: {@code run} names the connect's cause first, as {@code locks} does. */
+    @Test
+    void runNamesTheConnectCause() {
+        Cli cli = new Cli(dir);
+        String[][] cases = {
+            {"redis://127.0.0.1:6379/99", "that database number does not exist"},
+            {"redis://127.0.0.1:1", "connection refused"},
+            {"redis://no-such-host.invalid:6379", "unknown host"},
+        };
+        for (String[] c : cases) {
+            Cli.Result r = cli.run("run", "--store", c[0], "--lock", "cause", "--", "true");
+            assertThat(r.code()).as(r.all()).isEqualTo(69);
+            assertThat(r.err()).as(c[0]).contains(c[1]);
+        }
+    }
+
     static void awaitPort(int port) throws InterruptedException {
         for (int i = 0; i < 200; i++) {
             try (Socket s = new Socket("127.0.0.1", port)) {

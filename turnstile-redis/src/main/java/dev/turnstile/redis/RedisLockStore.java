@@ -649,7 +649,12 @@ public final class RedisLockStore implements LockStore {
      * connection to the key's master.
      */
     private Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
-        int required = requiredAcks(keys[0]);
+        int required;
+        try {
+            required = requiredAcks(keys[0]);
+        } catch (RedisException e) {
+            throw unavailable(verb + " lock '" + name + "'", e);
+        }
         if (required == 0) {
             Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
             return new Acked(result, 0, 0);
@@ -688,20 +693,14 @@ public final class RedisLockStore implements LockStore {
         if (replicaAcks != AUTO_ACKS) {
             return replicaAcks;
         }
+        // A failed connect is thrown, not taken for "no replicas": the write would only meet the
+        // cached failure, and the caller is told this connect's own cause.
         if (cluster) {
-            try {
-                commands();
-                return replicasOf(key) > 0 ? 1 : 0;
-            } catch (RedisException e) {
-                return 0; // the write itself will report the store unavailable
-            }
+            commands();
+            return replicasOf(key) > 0 ? 1 : 0;
         }
         if (knownReplicas < 0) {
-            try {
-                commands(); // learns the count
-            } catch (RedisException e) {
-                return 0;
-            }
+            commands(); // learns the count
         }
         if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
             recheckReplicas();
@@ -826,9 +825,14 @@ public final class RedisLockStore implements LockStore {
     }
 
     private StoreUnavailableException unavailable(String what, RedisException e) {
+        // Every message down the chain that adds something: the driver's "Unable to connect"
+        // wraps the server's or the OS's words ("WRONGPASS …", "Connection refused"), and the
+        // fast-fail of a recent failed connect wraps that in turn.
         String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        if (e.getCause() != null && e.getCause().getMessage() != null && !detail.contains(e.getCause().getMessage())) {
-            detail += ": " + e.getCause().getMessage();
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t.getMessage() != null && !detail.contains(t.getMessage())) {
+                detail += ": " + t.getMessage();
+            }
         }
         String cause = cause(detail);
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
@@ -929,8 +933,11 @@ public final class RedisLockStore implements LockStore {
                     // other threads queued here) fail at once instead of paying it again.
                     RedisException failed = connectFailure;
                     if (failed != null && System.nanoTime() - connectFailedAt < CONNECT_RETRY_PAUSE_NANOS) {
+                        // The failure is the cause: its chain (refused, WRONGPASS, an unknown host)
+                        // is what names the fix, and this call must name it as the first one did.
                         throw new RedisConnectionException("not connected (the connect attempt "
-                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")");
+                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")",
+                                failed);
                     }
                     StatefulConnection<String, String> c0;
                     try {

@@ -6,8 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
+import dev.turnstile.LockOptions;
+import dev.turnstile.Turnstile;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -31,6 +36,49 @@ class RedisErrorsTest {
                 LockStore store = LockStores.open(url.equals("SILENT")
                         ? "redis://127.0.0.1:" + silent.getLocalPort() + "?turnstile.connectTimeout=1s" : url)) {
             assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause);
+        }
+    }
+
+    private static RedisServers servers;
+    private static RedisServers.Node passworded;
+
+    @BeforeAll
+    static void startServers() {
+        servers = new RedisServers();
+        passworded = servers.server("--requirepass", "goodpw");
+    }
+
+    @AfterAll
+    static void stopServers() {
+        servers.close();
+    }
+
+    /**
+     * Attack finding 2: an acquire (so {@code turnstile run}) names the connect's cause as
+     * {@code locks} does, on standalone, Sentinel and Redlock; so do the calls right after, which
+     * meet the remembered failure instead of connecting again.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "redis://127.0.0.1:6379/99                                      | that database number does not exist",
+        "redis://127.0.0.1:1                                            | connection refused",
+        "redis://:bad@127.0.0.1:PASSWORDED                              | authentication failed",
+        "redis://127.0.0.1:PASSWORDED                                   | authentication failed",
+        "redis://no-such-host.invalid:6379                              | unknown host",
+        "redis-sentinel://127.0.0.1:6379?turnstile.timeout=1s#mymaster  | no Sentinel answered SENTINEL MASTER",
+        "redlock://:bad@127.0.0.1:PASSWORDED,localhost:PASSWORDED,[::1]:PASSWORDED | authentication failed",
+    })
+    void anAcquireNamesTheConnectCauseAndSoDoTheCallsAfterIt(String url, String cause) throws Exception {
+        try (LockStore store = LockStores.open(url.replace("PASSWORDED", Integer.toString(passworded.port)))) {
+            Turnstile turnstile = Turnstile.builder(store).build();
+            LockOptions options = LockOptions.lockAtMostFor(Duration.ofSeconds(30));
+            for (int i = 0; i < 2; i++) {
+                assertThatThrownBy(() -> turnstile.tryAcquire("errors-" + cause.length(), options))
+                        .as("attempt %d", i + 1).isInstanceOf(StoreUnavailableException.class).hasMessageContaining(cause);
+            }
+            assertThatThrownBy(() -> store.release("errors", "t", Duration.ZERO)).hasMessageContaining(cause);
+            assertThatThrownBy(() -> store.extend("errors", "t", Duration.ofSeconds(5))).hasMessageContaining(cause);
+            assertThatThrownBy(store::heldLocks).hasMessageContaining(cause);
         }
     }
 
