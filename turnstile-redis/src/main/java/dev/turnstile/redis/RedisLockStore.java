@@ -14,6 +14,8 @@ import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -829,46 +831,83 @@ public final class RedisLockStore implements LockStore {
         // wraps the server's or the OS's words ("WRONGPASS …", "Connection refused"), and the
         // fast-fail of a recent failed connect wraps that in turn.
         String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
-            if (t.getMessage() != null && !detail.contains(t.getMessage())) {
+        for (Throwable t : chain(e)) {
+            if (t != e && t.getMessage() != null && !detail.contains(t.getMessage())) {
                 detail += ": " + t.getMessage();
             }
         }
-        String cause = cause(detail);
+        String cause = cause(e);
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
                 + detail + ")" : detail), e);
     }
 
+    /** The exception, its causes and what they suppressed (Lettuce keeps each Sentinel's failure there), in that order. */
+    static List<Throwable> chain(Throwable e) {
+        List<Throwable> out = new ArrayList<>();
+        java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>();
+        todo.add(e);
+        while (!todo.isEmpty() && out.size() < 32) {
+            Throwable t = todo.poll();
+            if (out.stream().anyMatch(x -> x == t)) {
+                continue;
+            }
+            out.add(t);
+            if (t.getCause() != null) {
+                todo.add(t.getCause());
+            }
+            todo.addAll(List.of(t.getSuppressed()));
+        }
+        return out;
+    }
+
     /**
-     * What the user should fix, for the driver's messages that all begin "Unable to connect": the
-     * cause first, in words, with the driver's text after it.
+     * What the user should fix, for the driver's failures that all begin "Unable to connect": the
+     * cause first, in words, with the driver's text after it. Read from the exceptions' types and
+     * from the server's own error text, never from a message that quotes the host or the URL (a
+     * host named {@code noauth-cache} is not a failed login).
      */
-    static String cause(String detail) {
-        String d = detail.toLowerCase(java.util.Locale.ROOT);
-        if (d.contains("db index is out of range")) {
-            return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
+    static String cause(Throwable e) {
+        List<Throwable> chain = chain(e);
+        for (Throwable t : chain) {
+            if (t instanceof RedisCommandExecutionException) {
+                // The server's reply: "<CODE> text", with no host in it.
+                String reply = String.valueOf(t.getMessage()).toUpperCase(java.util.Locale.ROOT);
+                if (reply.startsWith("ERR DB INDEX IS OUT OF RANGE")) {
+                    return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
+                }
+                if (reply.startsWith("WRONGPASS") || reply.startsWith("NOAUTH") || reply.startsWith("ERR INVALID PASSWORD")
+                        || reply.startsWith("ERR INVALID USERNAME")) {
+                    return "authentication failed: check the user and password in the URL";
+                }
+            }
         }
-        if (d.contains("wrongpass") || d.contains("noauth") || d.contains("invalid password") || d.contains("invalid username")) {
-            return "authentication failed: check the user and password in the URL";
-        }
-        if (d.contains("connection refused")) {
-            return "connection refused: is Redis running at that host and port?";
-        }
-        if (d.contains("name or service not known") || d.contains("unknownhost") || d.contains("nodename nor servname")) {
+        if (has(chain, java.net.UnknownHostException.class)) {
             return "unknown host: check the host name";
         }
-        if (d.contains("sentinel master") && d.contains("timed out")) {
-            return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
-                    + "Redis server, and is the master name after '#' right?";
+        if (has(chain, java.net.ConnectException.class)) {
+            return "connection refused: is Redis running at that host and port?";
         }
-        if (d.contains("connection closed prematurely") || d.contains("connection reset")) {
-            return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
-        }
-        if (d.contains("initialization timed out") || d.contains("connection timed out")) {
-            return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
-                    + "or overloaded";
+        for (Throwable t : chain) {
+            String m = String.valueOf(t.getMessage());
+            // Lettuce's own texts, which quote no host.
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Cannot obtain master using SENTINEL MASTER")) {
+                return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
+                        + "Redis server, and is the master name after '#' right?";
+            }
+            if ((t instanceof RedisConnectionException && m.equals("Connection closed prematurely"))
+                    || (t instanceof java.io.IOException && m.startsWith("Connection reset"))) {
+                return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
+            }
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out")) {
+                return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
+                        + "or overloaded";
+            }
         }
         return null;
+    }
+
+    private static boolean has(List<Throwable> chain, Class<? extends Throwable> type) {
+        return chain.stream().anyMatch(type::isInstance);
     }
 
     /**
