@@ -65,6 +65,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     @Override
     public LockStore open(String url) {
         Parsed p = parse(url);
+        checkPorts(p);
         Duration timeout = p.options.duration("timeout", Duration.ofSeconds(5));
         Duration connectTimeout = p.options.duration("connectTimeout",
                 timeout.compareTo(MAX_DEFAULT_CONNECT_TIMEOUT) < 0 ? timeout : MAX_DEFAULT_CONNECT_TIMEOUT);
@@ -299,6 +300,38 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException("'/" + db + "' in store URL '" + safe(p.url) + "' is not a database number");
         }
         return Integer.parseInt(db);
+    }
+
+    /**
+     * Refuses a port that is not 1-65535 in ASCII digits, in every URL form. Lettuce reads an
+     * empty port ({@code host:}, what {@code host:${PORT}} becomes with PORT unset) and
+     * {@code :0} as "the default, 6379", so such a URL would reach whatever listens there; and it
+     * reports {@code :+6379} or non-ASCII digits as a bad IPv6 literal.
+     */
+    private static void checkPorts(Parsed p) {
+        String s = afterUserInfo(p);
+        for (String h : s.substring(0, firstOf(s, "/?#")).split(",", -1)) {
+            String port;
+            if (h.startsWith("[")) {
+                int close = h.indexOf(']');
+                if (close < 0 || !h.startsWith(":", close + 1)) {
+                    continue; // no port; a bad literal is refused where the host is read
+                }
+                port = h.substring(close + 2);
+            } else if (h.indexOf(':') >= 0 && h.indexOf(':') == h.lastIndexOf(':')) {
+                port = h.substring(h.indexOf(':') + 1);
+            } else {
+                continue; // no port, or an unbracketed IPv6 address, which the driver refuses
+            }
+            if (port.isEmpty()) {
+                throw new IllegalArgumentException("the port after '" + h + "' in store URL '" + safe(p.url) + "' is empty "
+                        + "(an unset variable?): give the port, 1-65535, or leave out the ':' for 6379");
+            }
+            if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+                throw new IllegalArgumentException("port '" + port + "' in store URL '" + safe(p.url) + "' is not a port: "
+                        + "give 1-65535 in the digits 0-9");
+            }
+        }
     }
 
     /** The comma-separated host:port list of a cluster or Redlock URL. */

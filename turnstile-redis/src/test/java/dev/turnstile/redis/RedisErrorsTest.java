@@ -110,6 +110,28 @@ class RedisErrorsTest {
         }
     }
 
+    /** Attack finding 16: an empty, zero, signed or non-ASCII port is refused in every URL form, not read as 6379. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "redis://127.0.0.1:                             | is empty",
+        "redis://:pw@127.0.0.1:0                        | port '0'",
+        "redis://127.0.0.1:+6379                        | port '+6379'",
+        "redis://127.0.0.1:\u0666\u0663\u0667\u0669  | is not a port",
+        "redis://[::1]:                                 | is empty",
+        "redis://[::1]:0/2                              | port '0'",
+        "rediss://127.0.0.1:?turnstile.timeout=1s       | is empty",
+        "redis-sentinel://127.0.0.1:26379,127.0.0.1:#m  | is empty",
+        "redis-sentinel://127.0.0.1:0#m                 | port '0'",
+        "redis-cluster://127.0.0.1:7000,127.0.0.1:      | is empty",
+        "redis-cluster://127.0.0.1:+7000                | port '+7000'",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:   | is empty",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:0  | port '0'",
+    })
+    void aPortThatIsNotOneTo65535IsRefused(String url, String message) {
+        assertThatThrownBy(() -> LockStores.open(url)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message)
+                .hasMessageContaining("port").hasMessageNotContaining("IPv6").hasMessageNotContaining("pw");
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "redis://127.0.0.1:6379?turnstile.connectTimeout=999999999s | turnstile.connectTimeout=999999999s in the store URL is out of range: give 1ms to 1d",
