@@ -881,11 +881,15 @@ public final class RedisLockStore implements LockStore {
                 }
             }
         }
+        // Lettuce's wrapper of a failed Sentinel connect; its text names the Sentinel after this start.
+        boolean sentinel = chain.stream().anyMatch(t -> t instanceof RedisConnectionException
+                && String.valueOf(t.getMessage()).startsWith("Cannot connect Redis Sentinel"));
         if (has(chain, java.net.UnknownHostException.class)) {
             return "unknown host: check the host name";
         }
         if (has(chain, java.net.ConnectException.class)) {
-            return "connection refused: is Redis running at that host and port?";
+            return sentinel ? "connection refused: is a Sentinel running at that host and port (26379 by default)?"
+                    : "connection refused: is Redis running at that host and port?";
         }
         for (Throwable t : chain) {
             String m = String.valueOf(t.getMessage());
@@ -897,6 +901,10 @@ public final class RedisLockStore implements LockStore {
             if ((t instanceof RedisConnectionException && m.equals("Connection closed prematurely"))
                     || (t instanceof java.io.IOException && m.startsWith("Connection reset"))) {
                 return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
+            }
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out") && sentinel) {
+                return "the Sentinel accepted the connection but did not answer within turnstile.connectTimeout: is that "
+                        + "address a Sentinel (port 26379 by default), and not overloaded?";
             }
             if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out")) {
                 return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "

@@ -212,6 +212,10 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException("Redis URL '" + safe(original) + "' has no host");
         }
         uri.setTimeout(connectTimeout);
+        // Each Sentinel's URI has a timeout of its own (Lettuce's default, 60 s), which bounds the
+        // handshake with that Sentinel: a Sentinel address that accepts and never answers would
+        // cost a minute, whatever turnstile.connectTimeout says.
+        uri.getSentinels().forEach(s -> s.setTimeout(connectTimeout));
         return uri;
     }
 

@@ -110,6 +110,27 @@ class RedisErrorsTest {
         }
     }
 
+    /**
+     * Attack finding 3: a Sentinel address that accepts and never answers costs about the connect
+     * timeout (each Sentinel's URI kept Lettuce's 60 s), says so, and the description has no stray '?'.
+     */
+    @org.junit.jupiter.api.Test
+    void aSilentSentinelCostsTheConnectTimeoutAndSaysSo() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                LockStore store = LockStores.open("redis-sentinel://127.0.0.1:" + silent.getLocalPort()
+                        + "?turnstile.connectTimeout=1s#mymaster")) {
+            assertThat(store.description()).isEqualTo("redis-sentinel://127.0.0.1:" + silent.getLocalPort()
+                    + "#mymaster (prefix turnstile:)");
+            long start = System.nanoTime();
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("the Sentinel accepted the connection but did not answer within turnstile.connectTimeout");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(2500));
+        }
+        try (LockStore refused = LockStores.open("redis-sentinel://127.0.0.1:1#mymaster")) {
+            assertThatThrownBy(refused::heldLocks).hasMessageContaining("connection refused: is a Sentinel running");
+        }
+    }
+
     /** Attack finding 16: an empty, zero, signed or non-ASCII port is refused in every URL form, not read as 6379. */
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
