@@ -309,6 +309,8 @@ public final class RedisLockStore implements LockStore {
     private final Duration replicaAckTimeout;
     /** The user whose password the URL gave (checked once connected), or null if none was given. */
     private final String passwordUser;
+    /** Whether the URL asked for TLS ({@code rediss://}), for {@link #cause}. */
+    private final boolean tls;
     /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
     private volatile int knownReplicas = -1;
     /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
@@ -352,6 +354,7 @@ public final class RedisLockStore implements LockStore {
         this.replicaAcks = b.replicaAcks;
         this.replicaAckTimeout = b.replicaAckTimeout;
         this.passwordUser = b.passwordUser;
+        this.tls = b.tls;
         this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
@@ -836,7 +839,7 @@ public final class RedisLockStore implements LockStore {
                 detail += ": " + t.getMessage();
             }
         }
-        String cause = cause(e);
+        String cause = cause(e, tls);
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
                 + detail + ")" : detail), e);
     }
@@ -867,6 +870,11 @@ public final class RedisLockStore implements LockStore {
      * host named {@code noauth-cache} is not a failed login).
      */
     static String cause(Throwable e) {
+        return cause(e, false);
+    }
+
+    /** As {@link #cause(Throwable)}, for a connection that asked for TLS or not. */
+    static String cause(Throwable e, boolean tls) {
         List<Throwable> chain = chain(e);
         for (Throwable t : chain) {
             if (t instanceof RedisCommandExecutionException) {
@@ -887,12 +895,33 @@ public final class RedisLockStore implements LockStore {
         if (has(chain, java.net.UnknownHostException.class)) {
             return "unknown host: check the host name";
         }
+        if (has(chain, io.netty.channel.ConnectTimeoutException.class)) { // a ConnectException: ask first
+            return "no answer to the connection attempt within turnstile.connectTimeout: a firewall drops it, or the host "
+                    + "is down (check the host and port)";
+        }
         if (has(chain, java.net.ConnectException.class)) {
             return sentinel ? "connection refused: is a Sentinel running at that host and port (26379 by default)?"
                     : "connection refused: is Redis running at that host and port?";
         }
+        if (tls) {
+            // A plain Redis answers a TLS hello with an error, or not at all; either way the
+            // handshake stalls until the timeout or ends in a TLS error.
+            if (has(chain, javax.net.ssl.SSLException.class) && !has(chain, io.netty.handler.ssl.SslHandshakeTimeoutException.class)
+                    && !has(chain, io.netty.handler.ssl.NotSslRecordException.class)) {
+                return "the TLS handshake failed: check that this JVM trusts the server's certificate and that it names the "
+                        + "host in the URL";
+            }
+            if (has(chain, javax.net.ssl.SSLException.class) || has(chain, io.netty.handler.ssl.NotSslRecordException.class)
+                    || has(chain, RedisCommandTimeoutException.class)) {
+                return "no TLS handshake within turnstile.connectTimeout: is the server a plain Redis without TLS? Then use "
+                        + "redis://, not rediss://";
+            }
+        }
         for (Throwable t : chain) {
             String m = String.valueOf(t.getMessage());
+            if (t instanceof io.lettuce.core.protocol.RedisProtocolException) {
+                return "the server answered something other than Redis: not a Redis server (wrong port?)";
+            }
             // Lettuce's own texts, which quote no host.
             if (t instanceof RedisCommandTimeoutException && m.startsWith("Cannot obtain master using SENTINEL MASTER")) {
                 return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
@@ -1093,6 +1122,7 @@ public final class RedisLockStore implements LockStore {
         private int replicaAcks = AUTO_ACKS;
         private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
         private String passwordUser;
+        private boolean tls;
         private final List<AutoCloseable> owned = new ArrayList<>();
 
         @SuppressWarnings("unchecked")
@@ -1182,6 +1212,12 @@ public final class RedisLockStore implements LockStore {
                 throw new IllegalArgumentException("replica acknowledgement timeout must be positive and at most a day, got " + timeout);
             }
             this.replicaAckTimeout = timeout;
+            return this;
+        }
+
+        /** The URL asked for TLS (rediss://): a handshake that stalls is then named as TLS to a plain server. */
+        Builder tls() {
+            this.tls = true;
             return this;
         }
 

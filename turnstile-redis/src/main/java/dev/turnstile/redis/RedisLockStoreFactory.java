@@ -176,11 +176,21 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             b.replicaAckTimeout(ackTimeout);
         }
         passwordUser(p.userInfo).ifPresent(b::passwordGiven);
+        if (p.url.regionMatches(true, 0, "rediss://", 0, 9)) {
+            b.tls();
+        }
         return b.description(safe(p.url)).owning(client).owning(() -> resources.shutdown()).build();
     }
 
+    /**
+     * The TCP connect ends a little before the handshake's timer (the URI's timeout, which starts
+     * with the channel): when both end together, the handshake's timer may close the channel first,
+     * and a firewalled port is then reported as a bare ClosedChannelException instead of the
+     * connect timeout that names it.
+     */
     private static SocketOptions socket(Duration connectTimeout) {
-        return SocketOptions.builder().connectTimeout(connectTimeout).build();
+        long margin = Math.min(100, connectTimeout.toMillis() / 10);
+        return SocketOptions.builder().connectTimeout(connectTimeout.minusMillis(margin)).build();
     }
 
     private static SslOptions ssl(Duration connectTimeout) {

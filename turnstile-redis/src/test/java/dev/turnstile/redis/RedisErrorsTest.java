@@ -131,6 +131,59 @@ class RedisErrorsTest {
         }
     }
 
+    /**
+     * Attack finding 13: a firewalled port (the connect times out), a server that answers
+     * something other than Redis, and rediss:// to a plain Redis each get a cause.
+     */
+    @org.junit.jupiter.api.Test
+    void aFirewallANonRedisServerAndTlsToAPlainRedisAreNamed() throws Exception {
+        try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            // A backlog that nobody accepts from, filled: the kernel drops further SYNs, as a firewall does.
+            java.util.List<java.net.Socket> filling = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 8; i++) {
+                    java.net.Socket s = new java.net.Socket();
+                    filling.add(s);
+                    s.connect(full.getLocalSocketAddress(), 300);
+                }
+            } catch (java.net.SocketTimeoutException dropped) {
+                // full now
+            }
+            try (LockStore store = LockStores.open("redis://127.0.0.1:" + full.getLocalPort() + "?turnstile.connectTimeout=1s")) {
+                assertThatThrownBy(store::heldLocks).hasMessageContaining("no answer to the connection attempt within "
+                        + "turnstile.connectTimeout: a firewall drops it");
+                assertThatThrownBy(() -> Turnstile.builder(store).build().tryAcquire("k", LockOptions.lockAtMostFor(Duration.ofSeconds(5))))
+                        .hasMessageContaining("a firewall drops it");
+            } finally {
+                for (java.net.Socket s : filling) {
+                    s.close();
+                }
+            }
+        }
+        try (ServerSocket http = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread answering = new Thread(() -> {
+                try {
+                    while (true) {
+                        try (java.net.Socket s = http.accept()) {
+                            s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                            s.getInputStream().read();
+                        }
+                    }
+                } catch (java.io.IOException closed) {
+                    // the test is over
+                }
+            });
+            answering.setDaemon(true);
+            answering.start();
+            try (LockStore store = LockStores.open("redis://127.0.0.1:" + http.getLocalPort() + "?turnstile.connectTimeout=1s")) {
+                assertThatThrownBy(store::heldLocks).hasMessageContaining("the server answered something other than Redis");
+            }
+        }
+        try (LockStore store = LockStores.open("rediss://127.0.0.1:6379?turnstile.connectTimeout=1s")) {
+            assertThatThrownBy(store::heldLocks).hasMessageContaining("is the server a plain Redis without TLS? Then use redis://");
+        }
+    }
+
     /** Attack finding 16: an empty, zero, signed or non-ASCII port is refused in every URL form, not read as 6379. */
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
