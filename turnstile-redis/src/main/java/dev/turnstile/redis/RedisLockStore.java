@@ -887,6 +887,11 @@ public final class RedisLockStore implements LockStore {
                         || reply.startsWith("ERR INVALID USERNAME")) {
                     return "authentication failed: check the user and password in the URL";
                 }
+                if (reply.startsWith("NOPERM") && reply.contains("'INFO'")) {
+                    return "the Redis user may not run INFO, which turnstile.replicaAcks=auto (the default) uses to count the "
+                            + "master's replicas: grant it (ACL SETUSER <user> +info), or set turnstile.replicaAcks to a count "
+                            + "(0: do not wait for replicas)";
+                }
             }
         }
         // Lettuce's wrapper of a failed Sentinel connect; its text names the Sentinel after this start.
@@ -967,7 +972,8 @@ public final class RedisLockStore implements LockStore {
      * with any password for a user marked {@code nopass} (the default user of a server without a
      * password), so a password in the URL proves nothing there. Asked with {@code ACL GETUSER},
      * which changes nothing and logs no failed login; a server that refuses the question (no ACL
-     * permission, Redis before 6) is taken to check passwords.
+     * permission, Redis before 6) is taken to check passwords. The store asks only about the
+     * {@code default} user: a refused question is itself an ACL LOG entry.
      */
     static boolean acceptsAnyPassword(RedisClusterCommands<String, String> redis, String user) {
         List<Object> reply;
@@ -1016,8 +1022,20 @@ public final class RedisLockStore implements LockStore {
                                 failed);
                     }
                     StatefulConnection<String, String> c0;
+                    RedisClusterCommands<String, String> sync;
                     try {
                         c0 = connector.get();
+                        sync = syncOf.apply(c0);
+                        try {
+                            if (!cluster && replicaAcks == AUTO_ACKS) {
+                                learnReplicas(sync.info("replication"));
+                            }
+                        } catch (RedisException e) {
+                            // Not connected until the replica count is known (a user without INFO
+                            // permission): every call fails alike, naming the permission.
+                            closeQuietly(c0);
+                            throw e;
+                        }
                     } catch (RedisException e) {
                         connectFailure = e;
                         connectFailedAt = System.nanoTime();
@@ -1027,11 +1045,11 @@ public final class RedisLockStore implements LockStore {
                     connection = c0;
                     async = cluster ? ((StatefulRedisClusterConnection<String, String>) c0).async()
                             : ((StatefulRedisConnection<String, String>) c0).async();
-                    redis = syncOf.apply(c0);
-                    if (!cluster && replicaAcks == AUTO_ACKS) {
-                        learnReplicas(redis.info("replication"));
-                    }
-                    if (passwordUser != null && acceptsAnyPassword(redis, passwordUser)) {
+                    redis = sync;
+                    // Only the default user is asked about: it is the one that is nopass on a server
+                    // without a password, and it may run ACL there. A named user is never probed: one
+                    // without ACL permission would leave a "command denied" entry in ACL LOG per connect.
+                    if ("default".equals(passwordUser) && acceptsAnyPassword(redis, passwordUser)) {
                         log.warn("{}: the URL gives a password, but the server's user '{}' has none (nopass), so any "
                                 + "password is accepted: check that the URL names the server you meant, or set the "
                                 + "password on the server (ACL SETUSER {} resetpass >…)", description, passwordUser,

@@ -245,6 +245,41 @@ class RedisErrorsTest {
         assertThat(RedisLockStoreFactory.passwordUser("alice:@")).isEmpty();
     }
 
+    /**
+     * Attack report, cosmetic: a named user is never asked about (ACL GETUSER), so one without ACL
+     * permission leaves no "command denied" entry in ACL LOG; a user without INFO is told which
+     * permission to grant, and works with an explicit turnstile.replicaAcks.
+     */
+    @org.junit.jupiter.api.Test
+    void restrictedUsersLeaveNoAclLogEntryAndAreToldWhichPermissionToGrant() throws Exception {
+        io.lettuce.core.RedisClient admin = io.lettuce.core.RedisClient.create("redis://:goodpw@127.0.0.1:" + passworded.port);
+        try (var connection = admin.connect()) {
+            var redis = connection.sync();
+            redis.aclSetuser("no_acl", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw1").allKeys().allChannels()
+                    .allCommands().removeCategory(io.lettuce.core.AclCategory.ADMIN));
+            redis.aclSetuser("no_info", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw2").allKeys().allChannels()
+                    .allCommands().removeCategory(io.lettuce.core.AclCategory.ADMIN)
+                    .removeCategory(io.lettuce.core.AclCategory.DANGEROUS));
+            redis.aclLogReset();
+            try (LockStore store = LockStores.open("redis://no_acl:pw1@127.0.0.1:" + passworded.port)) {
+                assertThat(store.heldLocks()).isNotNull();
+            }
+            assertThat(redis.aclLog()).as("ACL LOG").isEmpty();
+            try (LockStore store = LockStores.open("redis://no_info:pw2@127.0.0.1:" + passworded.port)) {
+                assertThatThrownBy(store::heldLocks).hasMessageContaining("the Redis user may not run INFO")
+                        .hasMessageContaining("ACL SETUSER <user> +info").hasMessageNotContaining("pw2");
+                assertThatThrownBy(() -> Turnstile.builder(store).build().tryAcquire("k", LockOptions.lockAtMostFor(Duration.ofSeconds(5))))
+                        .hasMessageContaining("+info");
+            }
+            try (LockStore store = LockStores.open("redis://no_info:pw2@127.0.0.1:" + passworded.port + "?turnstile.replicaAcks=0")) {
+                Turnstile turnstile = Turnstile.builder(store).build();
+                turnstile.tryAcquire("k", LockOptions.lockAtMostFor(Duration.ofSeconds(5))).orElseThrow().release();
+            }
+        } finally {
+            admin.shutdown();
+        }
+    }
+
     /** A store opened with an unchecked password still works (a rollout sets client passwords first). */
     @org.junit.jupiter.api.Test
     void aStoreWithAnUncheckedPasswordStillWorks() throws Exception {
