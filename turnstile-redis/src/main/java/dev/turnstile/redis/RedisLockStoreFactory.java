@@ -44,9 +44,10 @@ import java.util.Set;
  * <p>Turnstile's options ride as query parameters: {@code turnstile.prefix} (key prefix, default
  * {@code turnstile:}), {@code turnstile.timeout} (command timeout, default 5 s),
  * {@code turnstile.connectTimeout} (how long connecting, TLS and the handshake may take together,
- * default the command timeout but at most 5 s: a server that accepts connections and never answers
- * is reported unavailable after this long), {@code turnstile.replicaAcks} ({@code auto}, the
- * default: wait for one replica when the master has any; or a count, {@code 0} for none; see
+ * default the command timeout but at most 5 s: a server or Sentinel that accepts connections and
+ * never answers is reported unavailable after this long), {@code turnstile.replicaAcks}
+ * ({@code auto}, the default: wait for one replica when the master has any, which it reads with
+ * {@code INFO replication}, so the user needs {@code +info}; or a count, {@code 0} for none; see
  * {@link RedisLockStore.Builder#replicaAcks(int)}), {@code turnstile.replicaAckTimeout} (default
  * 1 s, below the command timeout) and, for Redlock, {@code turnstile.nodeTimeout} (per-node
  * timeout, default 100 ms). Commands fail at once while the connection is down instead of
