@@ -268,6 +268,11 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         // (its ERRORs too: an unknown host gave one stack trace per connect attempt; the store says why in one line)
         System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", verbose ? "warn" : "off");
         System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
+        // Lettuce and Netty likewise: a Sentinel that cannot be reached was a second [WARN] line, and
+        // a handshake timer that fires after the client shut down (a firewalled Redis) a Netty
+        // "Failed to submit a listener notification task" stack trace. The store's error names the cause.
+        System.setProperty("org.slf4j.simpleLogger.log.io.lettuce", verbose ? "warn" : "off");
+        System.setProperty("org.slf4j.simpleLogger.log.io.netty", verbose ? "warn" : "off");
         System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile", verbose ? "debug" : "warn");
         if (!verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.Turnstile", "off");

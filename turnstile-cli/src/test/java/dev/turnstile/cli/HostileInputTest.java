@@ -211,6 +211,13 @@ class HostileInputTest {
                         "zookeeper://127.0.0.1:1?turnstile.sessionTimeout=1.5s"),
                 c("redis bad port", 64, "port", "locks", "--store", "redis://127.0.0.1:99999"),
                 c("redis no host", 64, "host", "locks", "--store", "redis://"),
+                // an unset ${PORT}: Lettuce would read it as 6379
+                c("redis empty port", 64, "port after '127.0.0.1:' in store URL", "run", "--lock", LOCK, "--store",
+                        "redis://127.0.0.1:", "--", "true"),
+                c("redis port 0", 64, "port '0'", "locks", "--store", "redis://:pw@127.0.0.1:0"),
+                c("redis signed port", 64, "port '+6379'", "locks", "--store", "redis://127.0.0.1:+6379"),
+                c("redis non-ASCII port", 64, "is not a port", "locks", "--store", "redis://127.0.0.1:\u0666\u0663\u0667\u0669"),
+                c("redlock empty port", 64, "is empty", "locks", "--store", "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:"),
                 c("ambiguous user info (@)", 64, "percent-encode", "locks", "--store",
                         "jdbc:mariadb://root:pa@ss@127.0.0.1:3306/test"),
                 c("ambiguous user info (/)", 64, "percent-encode", "locks", "--store",

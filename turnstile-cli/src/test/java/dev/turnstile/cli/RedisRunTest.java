@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -80,6 +81,63 @@ class RedisRunTest {
         Cli.Result unreachable = cli.run("run", "--store", "redis://:hunter2@127.0.0.1:1?turnstile.timeout=1s", "--lock", "x", "--", "true");
         assertThat(unreachable.code()).isEqualTo(69);
         assertThat(unreachable.all()).doesNotContain("hunter2");
+    }
+
+    /** Attack finding 2: {@code run} names the connect's cause first, as {@code locks} does. */
+    @Test
+    void runNamesTheConnectCause() {
+        Cli cli = new Cli(dir);
+        String[][] cases = {
+            {"redis://127.0.0.1:6379/99", "that database number does not exist"},
+            {"redis://127.0.0.1:1", "connection refused"},
+            {"redis://no-such-host.invalid:6379", "unknown host"},
+        };
+        for (String[] c : cases) {
+            Cli.Result r = cli.run("run", "--store", c[0], "--lock", "cause", "--", "true");
+            assertThat(r.code()).as(r.all()).isEqualTo(69);
+            assertThat(r.err()).as(c[0]).contains(c[1]);
+        }
+    }
+
+    /**
+     * Attack report, cosmetic: under run, a firewalled Redis printed a netty stack trace ("Failed
+     * to submit a listener notification task") before the one-line error. The CLI silences the
+     * driver's logging unless --verbose; the error names the cause in one line.
+     */
+    @Test
+    void aFirewalledRedisGivesOneLineAndNoStackTrace() throws Exception {
+        try (ServerSocket full = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            List<Socket> filling = new ArrayList<>();
+            try {
+                for (int i = 0; i < 8; i++) {
+                    Socket s = new Socket();
+                    filling.add(s);
+                    s.connect(full.getLocalSocketAddress(), 300);
+                }
+            } catch (java.net.SocketTimeoutException dropped) {
+                // the backlog is full: further SYNs are dropped, as by a firewall
+            }
+            try {
+                Cli cli = new Cli(dir);
+                for (int i = 0; i < 2; i++) {
+                    Process p = cli.spawn(Map.of(), "run", "--store", "redis://127.0.0.1:" + full.getLocalPort()
+                            + (i == 0 ? "?turnstile.connectTimeout=1s" : ""), "--lock", "fw", "--", "true");
+                    assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                    assertThat(p.exitValue()).isEqualTo(69);
+                }
+                // and a Sentinel that refuses: Lettuce's own [WARN] line was a second line before the error
+                Process sentinel = cli.spawn(Map.of(), "locks", "--store", "redis-sentinel://127.0.0.1:1#mymaster");
+                assertThat(sentinel.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                assertThat(sentinel.exitValue()).isEqualTo(69);
+                String out = java.nio.file.Files.readString(dir.resolve("spawned.log"));
+                assertThat(out).contains("is a Sentinel running").contains("a firewall drops it").doesNotContain("\tat ").doesNotContain("Failed to submit")
+                        .doesNotContain("WARN");
+            } finally {
+                for (Socket s : filling) {
+                    s.close();
+                }
+            }
+        }
     }
 
     static void awaitPort(int port) throws InterruptedException {

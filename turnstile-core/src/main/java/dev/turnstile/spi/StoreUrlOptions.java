@@ -35,6 +35,7 @@ public record StoreUrlOptions(String url, Map<String, String> options) {
         Map<String, String> options = new LinkedHashMap<>();
         Matcher m = (settingsStyle ? SETTINGS : QUERY).matcher(url);
         StringBuilder rest = new StringBuilder();
+        int kept = -1;
         while (m.find()) {
             if (!known.contains(m.group(2))) {
                 throw new IllegalArgumentException("unknown option 'turnstile." + m.group(2) + "' in store URL '"
@@ -43,8 +44,13 @@ public record StoreUrlOptions(String url, Map<String, String> options) {
             options.put(m.group(2), m.group(3));
             // keep '?' when it opens the query string, so the parameters after it still parse
             m.appendReplacement(rest, m.group(1).equals("?") ? "?" : "");
+            kept = m.group(1).equals("?") ? rest.length() - 1 : kept;
         }
         m.appendTail(rest);
+        // ...but a '?' with only a fragment after it opens nothing: host?#master reads as host#master
+        if (kept >= 0 && kept + 1 < rest.length() && rest.charAt(kept + 1) == '#') {
+            rest.deleteCharAt(kept);
+        }
         String clean = rest.toString().replace("?&", "?");
         if (clean.endsWith("?")) {
             clean = clean.substring(0, clean.length() - 1);

@@ -14,6 +14,8 @@ import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -307,6 +309,8 @@ public final class RedisLockStore implements LockStore {
     private final Duration replicaAckTimeout;
     /** The user whose password the URL gave (checked once connected), or null if none was given. */
     private final String passwordUser;
+    /** Whether the URL asked for TLS ({@code rediss://}), for {@link #cause}. */
+    private final boolean tls;
     /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
     private volatile int knownReplicas = -1;
     /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
@@ -350,6 +354,7 @@ public final class RedisLockStore implements LockStore {
         this.replicaAcks = b.replicaAcks;
         this.replicaAckTimeout = b.replicaAckTimeout;
         this.passwordUser = b.passwordUser;
+        this.tls = b.tls;
         this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
@@ -649,7 +654,12 @@ public final class RedisLockStore implements LockStore {
      * connection to the key's master.
      */
     private Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
-        int required = requiredAcks(keys[0]);
+        int required;
+        try {
+            required = requiredAcks(keys[0]);
+        } catch (RedisException e) {
+            throw unavailable(verb + " lock '" + name + "'", e);
+        }
         if (required == 0) {
             Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
             return new Acked(result, 0, 0);
@@ -688,20 +698,14 @@ public final class RedisLockStore implements LockStore {
         if (replicaAcks != AUTO_ACKS) {
             return replicaAcks;
         }
+        // A failed connect is thrown, not taken for "no replicas": the write would only meet the
+        // cached failure, and the caller is told this connect's own cause.
         if (cluster) {
-            try {
-                commands();
-                return replicasOf(key) > 0 ? 1 : 0;
-            } catch (RedisException e) {
-                return 0; // the write itself will report the store unavailable
-            }
+            commands();
+            return replicasOf(key) > 0 ? 1 : 0;
         }
         if (knownReplicas < 0) {
-            try {
-                commands(); // learns the count
-            } catch (RedisException e) {
-                return 0;
-            }
+            commands(); // learns the count
         }
         if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
             recheckReplicas();
@@ -826,45 +830,126 @@ public final class RedisLockStore implements LockStore {
     }
 
     private StoreUnavailableException unavailable(String what, RedisException e) {
+        // Every message down the chain that adds something: the driver's "Unable to connect"
+        // wraps the server's or the OS's words ("WRONGPASS …", "Connection refused"), and the
+        // fast-fail of a recent failed connect wraps that in turn.
         String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        if (e.getCause() != null && e.getCause().getMessage() != null && !detail.contains(e.getCause().getMessage())) {
-            detail += ": " + e.getCause().getMessage();
+        for (Throwable t : chain(e)) {
+            if (t != e && t.getMessage() != null && !detail.contains(t.getMessage())) {
+                detail += ": " + t.getMessage();
+            }
         }
-        String cause = cause(detail);
+        String cause = cause(e, tls);
         return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
                 + detail + ")" : detail), e);
     }
 
+    /** The exception, its causes and what they suppressed (Lettuce keeps each Sentinel's failure there), in that order. */
+    static List<Throwable> chain(Throwable e) {
+        List<Throwable> out = new ArrayList<>();
+        java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>();
+        todo.add(e);
+        while (!todo.isEmpty() && out.size() < 32) {
+            Throwable t = todo.poll();
+            if (out.stream().anyMatch(x -> x == t)) {
+                continue;
+            }
+            out.add(t);
+            if (t.getCause() != null) {
+                todo.add(t.getCause());
+            }
+            todo.addAll(List.of(t.getSuppressed()));
+        }
+        return out;
+    }
+
     /**
-     * What the user should fix, for the driver's messages that all begin "Unable to connect": the
-     * cause first, in words, with the driver's text after it.
+     * What the user should fix, for the driver's failures that all begin "Unable to connect": the
+     * cause first, in words, with the driver's text after it. Read from the exceptions' types and
+     * from the server's own error text, never from a message that quotes the host or the URL (a
+     * host named {@code noauth-cache} is not a failed login).
      */
-    static String cause(String detail) {
-        String d = detail.toLowerCase(java.util.Locale.ROOT);
-        if (d.contains("db index is out of range")) {
-            return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
+    static String cause(Throwable e) {
+        return cause(e, false);
+    }
+
+    /** As {@link #cause(Throwable)}, for a connection that asked for TLS or not. */
+    static String cause(Throwable e, boolean tls) {
+        List<Throwable> chain = chain(e);
+        for (Throwable t : chain) {
+            if (t instanceof RedisCommandExecutionException) {
+                // The server's reply: "<CODE> text", with no host in it.
+                String reply = String.valueOf(t.getMessage()).toUpperCase(java.util.Locale.ROOT);
+                if (reply.startsWith("ERR DB INDEX IS OUT OF RANGE")) {
+                    return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
+                }
+                if (reply.startsWith("WRONGPASS") || reply.startsWith("NOAUTH") || reply.startsWith("ERR INVALID PASSWORD")
+                        || reply.startsWith("ERR INVALID USERNAME")) {
+                    return "authentication failed: check the user and password in the URL";
+                }
+                if (reply.startsWith("NOPERM") && reply.contains("'INFO'")) {
+                    return "the Redis user may not run INFO, which turnstile.replicaAcks=auto (the default) uses to count the "
+                            + "master's replicas: grant it (ACL SETUSER <user> +info), or set turnstile.replicaAcks to a count "
+                            + "(0: do not wait for replicas)";
+                }
+            }
         }
-        if (d.contains("wrongpass") || d.contains("noauth") || d.contains("invalid password") || d.contains("invalid username")) {
-            return "authentication failed: check the user and password in the URL";
-        }
-        if (d.contains("connection refused")) {
-            return "connection refused: is Redis running at that host and port?";
-        }
-        if (d.contains("name or service not known") || d.contains("unknownhost") || d.contains("nodename nor servname")) {
+        // Lettuce's wrapper of a failed Sentinel connect; its text names the Sentinel after this start.
+        boolean sentinel = chain.stream().anyMatch(t -> t instanceof RedisConnectionException
+                && String.valueOf(t.getMessage()).startsWith("Cannot connect Redis Sentinel"));
+        if (has(chain, java.net.UnknownHostException.class)) {
             return "unknown host: check the host name";
         }
-        if (d.contains("sentinel master") && d.contains("timed out")) {
-            return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
-                    + "Redis server, and is the master name after '#' right?";
+        if (has(chain, io.netty.channel.ConnectTimeoutException.class)) { // a ConnectException: ask first
+            return "no answer to the connection attempt within turnstile.connectTimeout: a firewall drops it, or the host "
+                    + "is down (check the host and port)";
         }
-        if (d.contains("connection closed prematurely") || d.contains("connection reset")) {
-            return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
+        if (has(chain, java.net.ConnectException.class)) {
+            return sentinel ? "connection refused: is a Sentinel running at that host and port (26379 by default)?"
+                    : "connection refused: is Redis running at that host and port?";
         }
-        if (d.contains("initialization timed out") || d.contains("connection timed out")) {
-            return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
-                    + "or overloaded";
+        if (tls) {
+            // A plain Redis answers a TLS hello with an error, or not at all; either way the
+            // handshake stalls until the timeout or ends in a TLS error.
+            if (has(chain, javax.net.ssl.SSLException.class) && !has(chain, io.netty.handler.ssl.SslHandshakeTimeoutException.class)
+                    && !has(chain, io.netty.handler.ssl.NotSslRecordException.class)) {
+                return "the TLS handshake failed: check that this JVM trusts the server's certificate and that it names the "
+                        + "host in the URL";
+            }
+            if (has(chain, javax.net.ssl.SSLException.class) || has(chain, io.netty.handler.ssl.NotSslRecordException.class)
+                    || has(chain, RedisCommandTimeoutException.class)) {
+                return "no TLS handshake within turnstile.connectTimeout: is the server a plain Redis without TLS? Then use "
+                        + "redis://, not rediss://";
+            }
+        }
+        for (Throwable t : chain) {
+            String m = String.valueOf(t.getMessage());
+            if (t instanceof io.lettuce.core.protocol.RedisProtocolException) {
+                return "the server answered something other than Redis: not a Redis server (wrong port?)";
+            }
+            // Lettuce's own texts, which quote no host.
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Cannot obtain master using SENTINEL MASTER")) {
+                return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
+                        + "Redis server, and is the master name after '#' right?";
+            }
+            if ((t instanceof RedisConnectionException && m.equals("Connection closed prematurely"))
+                    || (t instanceof java.io.IOException && m.startsWith("Connection reset"))) {
+                return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
+            }
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out") && sentinel) {
+                return "the Sentinel accepted the connection but did not answer within turnstile.connectTimeout: is that "
+                        + "address a Sentinel (port 26379 by default), and not overloaded?";
+            }
+            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out")) {
+                return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
+                        + "or overloaded";
+            }
         }
         return null;
+    }
+
+    private static boolean has(List<Throwable> chain, Class<? extends Throwable> type) {
+        return chain.stream().anyMatch(type::isInstance);
     }
 
     /**
@@ -887,7 +972,8 @@ public final class RedisLockStore implements LockStore {
      * with any password for a user marked {@code nopass} (the default user of a server without a
      * password), so a password in the URL proves nothing there. Asked with {@code ACL GETUSER},
      * which changes nothing and logs no failed login; a server that refuses the question (no ACL
-     * permission, Redis before 6) is taken to check passwords.
+     * permission, Redis before 6) is taken to check passwords. The store asks only about the
+     * {@code default} user: a refused question is itself an ACL LOG entry.
      */
     static boolean acceptsAnyPassword(RedisClusterCommands<String, String> redis, String user) {
         List<Object> reply;
@@ -929,12 +1015,27 @@ public final class RedisLockStore implements LockStore {
                     // other threads queued here) fail at once instead of paying it again.
                     RedisException failed = connectFailure;
                     if (failed != null && System.nanoTime() - connectFailedAt < CONNECT_RETRY_PAUSE_NANOS) {
+                        // The failure is the cause: its chain (refused, WRONGPASS, an unknown host)
+                        // is what names the fix, and this call must name it as the first one did.
                         throw new RedisConnectionException("not connected (the connect attempt "
-                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")");
+                                + (System.nanoTime() - connectFailedAt) / 1_000_000 + " ms ago failed: " + failed.getMessage() + ")",
+                                failed);
                     }
                     StatefulConnection<String, String> c0;
+                    RedisClusterCommands<String, String> sync;
                     try {
                         c0 = connector.get();
+                        sync = syncOf.apply(c0);
+                        try {
+                            if (!cluster && replicaAcks == AUTO_ACKS) {
+                                learnReplicas(sync.info("replication"));
+                            }
+                        } catch (RedisException e) {
+                            // Not connected until the replica count is known (a user without INFO
+                            // permission): every call fails alike, naming the permission.
+                            closeQuietly(c0);
+                            throw e;
+                        }
                     } catch (RedisException e) {
                         connectFailure = e;
                         connectFailedAt = System.nanoTime();
@@ -944,11 +1045,11 @@ public final class RedisLockStore implements LockStore {
                     connection = c0;
                     async = cluster ? ((StatefulRedisClusterConnection<String, String>) c0).async()
                             : ((StatefulRedisConnection<String, String>) c0).async();
-                    redis = syncOf.apply(c0);
-                    if (!cluster && replicaAcks == AUTO_ACKS) {
-                        learnReplicas(redis.info("replication"));
-                    }
-                    if (passwordUser != null && acceptsAnyPassword(redis, passwordUser)) {
+                    redis = sync;
+                    // Only the default user is asked about: it is the one that is nopass on a server
+                    // without a password, and it may run ACL there. A named user is never probed: one
+                    // without ACL permission would leave a "command denied" entry in ACL LOG per connect.
+                    if ("default".equals(passwordUser) && acceptsAnyPassword(redis, passwordUser)) {
                         log.warn("{}: the URL gives a password, but the server's user '{}' has none (nopass), so any "
                                 + "password is accepted: check that the URL names the server you meant, or set the "
                                 + "password on the server (ACL SETUSER {} resetpass >…)", description, passwordUser,
@@ -1039,6 +1140,7 @@ public final class RedisLockStore implements LockStore {
         private int replicaAcks = AUTO_ACKS;
         private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
         private String passwordUser;
+        private boolean tls;
         private final List<AutoCloseable> owned = new ArrayList<>();
 
         @SuppressWarnings("unchecked")
@@ -1128,6 +1230,12 @@ public final class RedisLockStore implements LockStore {
                 throw new IllegalArgumentException("replica acknowledgement timeout must be positive and at most a day, got " + timeout);
             }
             this.replicaAckTimeout = timeout;
+            return this;
+        }
+
+        /** The URL asked for TLS (rediss://): a handshake that stalls is then named as TLS to a plain server. */
+        Builder tls() {
+            this.tls = true;
             return this;
         }
 

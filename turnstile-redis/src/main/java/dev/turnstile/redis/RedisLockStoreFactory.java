@@ -44,9 +44,10 @@ import java.util.Set;
  * <p>Turnstile's options ride as query parameters: {@code turnstile.prefix} (key prefix, default
  * {@code turnstile:}), {@code turnstile.timeout} (command timeout, default 5 s),
  * {@code turnstile.connectTimeout} (how long connecting, TLS and the handshake may take together,
- * default the command timeout but at most 5 s: a server that accepts connections and never answers
- * is reported unavailable after this long), {@code turnstile.replicaAcks} ({@code auto}, the
- * default: wait for one replica when the master has any; or a count, {@code 0} for none; see
+ * default the command timeout but at most 5 s: a server or Sentinel that accepts connections and
+ * never answers is reported unavailable after this long), {@code turnstile.replicaAcks}
+ * ({@code auto}, the default: wait for one replica when the master has any, which it reads with
+ * {@code INFO replication}, so the user needs {@code +info}; or a count, {@code 0} for none; see
  * {@link RedisLockStore.Builder#replicaAcks(int)}), {@code turnstile.replicaAckTimeout} (default
  * 1 s, below the command timeout) and, for Redlock, {@code turnstile.nodeTimeout} (per-node
  * timeout, default 100 ms). Commands fail at once while the connection is down instead of
@@ -65,6 +66,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     @Override
     public LockStore open(String url) {
         Parsed p = parse(url);
+        checkPorts(p);
         Duration timeout = p.options.duration("timeout", Duration.ofSeconds(5));
         Duration connectTimeout = p.options.duration("connectTimeout",
                 timeout.compareTo(MAX_DEFAULT_CONNECT_TIMEOUT) < 0 ? timeout : MAX_DEFAULT_CONNECT_TIMEOUT);
@@ -175,11 +177,21 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             b.replicaAckTimeout(ackTimeout);
         }
         passwordUser(p.userInfo).ifPresent(b::passwordGiven);
+        if (p.url.regionMatches(true, 0, "rediss://", 0, 9)) {
+            b.tls();
+        }
         return b.description(safe(p.url)).owning(client).owning(() -> resources.shutdown()).build();
     }
 
+    /**
+     * The TCP connect ends a little before the handshake's timer (the URI's timeout, which starts
+     * with the channel): when both end together, the handshake's timer may close the channel first,
+     * and a firewalled port is then reported as a bare ClosedChannelException instead of the
+     * connect timeout that names it.
+     */
     private static SocketOptions socket(Duration connectTimeout) {
-        return SocketOptions.builder().connectTimeout(connectTimeout).build();
+        long margin = Math.min(100, connectTimeout.toMillis() / 10);
+        return SocketOptions.builder().connectTimeout(connectTimeout.minusMillis(margin)).build();
     }
 
     private static SslOptions ssl(Duration connectTimeout) {
@@ -211,6 +223,10 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException("Redis URL '" + safe(original) + "' has no host");
         }
         uri.setTimeout(connectTimeout);
+        // Each Sentinel's URI has a timeout of its own (Lettuce's default, 60 s), which bounds the
+        // handshake with that Sentinel: a Sentinel address that accepts and never answers would
+        // cost a minute, whatever turnstile.connectTimeout says.
+        uri.getSentinels().forEach(s -> s.setTimeout(connectTimeout));
         return uri;
     }
 
@@ -299,6 +315,38 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
             throw new IllegalArgumentException("'/" + db + "' in store URL '" + safe(p.url) + "' is not a database number");
         }
         return Integer.parseInt(db);
+    }
+
+    /**
+     * Refuses a port that is not 1-65535 in ASCII digits, in every URL form. Lettuce reads an
+     * empty port ({@code host:}, what {@code host:${PORT}} becomes with PORT unset) and
+     * {@code :0} as "the default, 6379", so such a URL would reach whatever listens there; and it
+     * reports {@code :+6379} or non-ASCII digits as a bad IPv6 literal.
+     */
+    private static void checkPorts(Parsed p) {
+        String s = afterUserInfo(p);
+        for (String h : s.substring(0, firstOf(s, "/?#")).split(",", -1)) {
+            String port;
+            if (h.startsWith("[")) {
+                int close = h.indexOf(']');
+                if (close < 0 || !h.startsWith(":", close + 1)) {
+                    continue; // no port; a bad literal is refused where the host is read
+                }
+                port = h.substring(close + 2);
+            } else if (h.indexOf(':') >= 0 && h.indexOf(':') == h.lastIndexOf(':')) {
+                port = h.substring(h.indexOf(':') + 1);
+            } else {
+                continue; // no port, or an unbracketed IPv6 address, which the driver refuses
+            }
+            if (port.isEmpty()) {
+                throw new IllegalArgumentException("the port after '" + h + "' in store URL '" + safe(p.url) + "' is empty "
+                        + "(an unset variable?): give the port, 1-65535, or leave out the ':' for 6379");
+            }
+            if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+                throw new IllegalArgumentException("port '" + port + "' in store URL '" + safe(p.url) + "' is not a port: "
+                        + "give 1-65535 in the digits 0-9");
+            }
+        }
     }
 
     /** The comma-separated host:port list of a cluster or Redlock URL. */
