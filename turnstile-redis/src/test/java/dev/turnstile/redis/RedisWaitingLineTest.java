@@ -84,7 +84,11 @@ class RedisWaitingLineTest {
         String name = "line-" + UUID.randomUUID().toString().substring(0, 8);
         try (RedisLockStore deafStore = RedisLockStore.builder(deafClient).build();
                 RedisLockStore busyStore = RedisLockStore.builder(client).build();
-                Turnstile busy = Turnstile.builder(busyStore).build();
+                // The holder's other thread waits out a 1 s courtesy after its client's release, so that
+                // what the check below can see is the release's own doing (a hand-over in its script),
+                // not a later try of that thread that beat the polling client's next poll (CI, under load,
+                // read the key after that thread had taken the lock fairly, 4 ms on).
+                Turnstile busy = Turnstile.builder(busyStore).handOffCourtesy(Duration.ofSeconds(1)).build();
                 Turnstile deaf = Turnstile.builder(deafStore).pollInterval(Duration.ofMillis(2), Duration.ofMillis(20)).build()) {
             try (ReleaseWatch w = deafStore.watchReleases(name, token -> { })) {
                 assertThat(w).as("the subscription really fails for this user").isSameAs(ReleaseWatch.NONE);
@@ -105,7 +109,8 @@ class RedisWaitingLineTest {
             // not handed over to the holder's other thread.
             String value = raw.sync().get(key);
             assertThat(value == null || value.endsWith("owner=" + deaf.owner()))
-                    .as("released, not handed to the holder's other thread past the polling client: " + value).isTrue();
+                    .as("released, not handed to the holder's other thread past the polling client: " + value + " (busy "
+                            + busy.owner() + ", deaf " + deaf.owner() + ")").isTrue();
             assertThat(deafWaiter.get(10, TimeUnit.SECONDS)).as("the polling client got its turn").isPresent();
             assertThat(sameClientWaiter.get(10, TimeUnit.SECONDS)).isPresent();
         }
