@@ -25,7 +25,12 @@ public final class StoreUrls {
     /** Redis accepts {@code redis://password@host}: a user info without a colon is the password. */
     private static final Pattern REDIS_USER_INFO = Pattern.compile(
             "(//)([^:]*)@(?=[\\w.\\-\\[\\]%]*(?::[^/?#,;@]*)?(?:[/?#,;]|$))");
-    private static final String KEYS = "(?:password|pass|passwd|pwd|secret|sslpassword|sslkeypassword|token|auth)";
+    /**
+     * Parameter names whose values are secrets: any name ending in {@code password} with or without
+     * a number (MySQL's multi-factor {@code password1..3}, {@code trustCertificateKeyStorePassword},
+     * PostgreSQL's {@code sslpassword}), or in {@code secret} or {@code token}, and the short forms.
+     */
+    private static final String KEYS = "(?:[\\w.-]*password\\d*|pass|passwd|pwd|[\\w.-]*secret|[\\w.-]*token|auth)";
     /** Query style {@code ?password=…&}, settings style {@code ;PASSWORD=…;}, MySQL's {@code (password=…,)}. */
     private static final List<Pattern> SECRET_PARAMS = List.of(
             Pattern.compile("(?i)([?&]\\s*" + KEYS + "\\s*=)([^&]*)"),

@@ -19,7 +19,10 @@ class StoreUrlsTest {
             "redis-sentinel://:%s@h:26379#m", "jdbc:postgresql://u:%s@h:notaport/db");
     static final List<String> PARAMS = List.of("jdbc:postgresql://h/db?user=u&password=%s&ssl=true",
             "jdbc:postgresql://h/db?password=%s", "jdbc:h2:tcp://h/x;USER=sa;PASSWORD=%s;MODE=x", "jdbc:mysql://h/db?user=u&pwd=%s",
-            "jdbc:postgresql://h/db?sslpassword=%s&user=u");
+            "jdbc:postgresql://h/db?sslpassword=%s&user=u",
+            // MySQL's multi-factor passwords and key store passwords (attack: password1 was logged in clear)
+            "jdbc:mysql://h/db?user=u&password1=%s", "jdbc:mysql://h/db?user=u&password3=%s&x=1",
+            "jdbc:mysql://h/db?trustCertificateKeyStorePassword=%s&user=u", "jdbc:mariadb://h/db?keyStorePassword=%s");
 
     static String password(Random r) {
         List<Character> specials = new ArrayList<>();
