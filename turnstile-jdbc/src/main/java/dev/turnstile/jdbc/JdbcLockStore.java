@@ -425,6 +425,15 @@ public final class JdbcLockStore implements LockStore {
                     + " its column 'name' has a character set that does not hold every character (not utf8mb4). Fix it with:\n"
                     + "ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;", e);
         }
+        if (e.getSQLState() != null && e.getSQLState().startsWith("42")) {
+            // Syntax or access rule (a column missing or of another type, a schema that does not
+            // exist, no permission): the table or the grants do not fit, and retrying never helps.
+            String text = scrub != null ? scrub.apply(e.getMessage()) : e.getMessage();
+            return new StoreSchemaException("cannot " + what + " on " + description + ": the database refused the "
+                    + "statement, so the lock table '" + table + "' or the permissions on it do not fit: " + text
+                    + " (SQLState " + e.getSQLState() + "). Compare the table with the DDL that 'turnstile schema "
+                    + "--store <url>' prints", scrub != null ? new JdbcLockStoreFactory.ScrubbedException(e, scrub) : e);
+        }
         if (dialect != null && dialect.isDiskFull(e)) {
             return new StoreUnavailableException("cannot " + what + " on " + description + ": " + Dialect.DISK_FULL
                     + ". Cause: " + (scrub != null ? scrub.apply(e.getMessage()) : e.getMessage()),

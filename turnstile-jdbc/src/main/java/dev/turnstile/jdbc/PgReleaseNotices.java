@@ -37,6 +37,8 @@ final class PgReleaseNotices {
     private static final int WAIT_MILLIS = 500;
     private static final long RECONNECT_PAUSE_MILLIS = 1_000;
     private static final long START_DELAY_MILLIS = 200;
+    private static final long CHECK_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    private static final int CHECK_TIMEOUT_SECONDS = 2;
     private static final long LINGER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
 
     private final DataSource dataSource;
@@ -122,12 +124,22 @@ final class PgReleaseNotices {
                         st.execute("LISTEN " + CHANNEL);
                     }
                     PGConnection pg = c.unwrap(PGConnection.class);
+                    long checkedAt = System.nanoTime();
                     while (mine()) {
                         PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
                         if (got != null) {
                             for (PGNotification n : got) {
                                 tell(n.getParameter());
                             }
+                        }
+                        // A connection that died without a word (no FIN, no RST) would wait for
+                        // notices forever: ask it now and then, and open another if it does not answer.
+                        if (System.nanoTime() - checkedAt > CHECK_NANOS) {
+                            if (!c.isValid(CHECK_TIMEOUT_SECONDS)) {
+                                throw new SQLException("the listening connection did not answer within "
+                                        + CHECK_TIMEOUT_SECONDS + " s");
+                            }
+                            checkedAt = System.nanoTime();
                         }
                     }
                 } finally {
@@ -156,7 +168,7 @@ final class PgReleaseNotices {
 
     private void tell(String payload) {
         int newline = payload.indexOf('\n');
-        if (newline < 0 || !payload.substring(0, newline).equalsIgnoreCase(table)) {
+        if (newline < 0 || !bare(payload.substring(0, newline)).equalsIgnoreCase(bare(table))) {
             return; // another table's locks
         }
         for (Runnable l : listeners.getOrDefault(payload.substring(newline + 1), Set.of())) {
@@ -167,6 +179,15 @@ final class PgReleaseNotices {
                         e.toString());
             }
         }
+    }
+
+    /**
+     * The table without its schema: {@code public.locks} and {@code locks} are compared alike. A
+     * table of the same name in another schema then also wakes this holder, which costs a check of
+     * the lease, never a wrong verdict.
+     */
+    private static String bare(String table) {
+        return table.substring(table.lastIndexOf('.') + 1);
     }
 
     /** Sends the notice for a forced release of {@code name} (on the connection that freed it). */

@@ -354,6 +354,29 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * A lock table that exists but lacks Turnstile's columns is a schema error, not an outage: a
+     * Spring application then fails its start-up with the fix instead of starting and skipping every
+     * locked run as if the store were down (attack on the starter's start-up check).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "h2"})
+    void aLockTableWithoutTurnstilesColumnsIsASchemaError(String db) throws Exception {
+        String url = url(db);
+        String table = name().replace("claims_", "locks_");
+        exec(url, "CREATE TABLE " + table + " (name VARCHAR(255) " + (db.equals("mariadb") ? "COLLATE utf8mb4_bin " : "")
+                + "PRIMARY KEY)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1);
+                JdbcLockStore store = JdbcLockStore.builder(pool).tableName(table).build()) {
+            assertThatThrownBy(() -> store.tryAcquire(new dev.turnstile.spi.AcquireRequest("k", "o", "t", Duration.ofSeconds(5))))
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("do not fit")
+                    .hasMessageContaining("turnstile schema");
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     @Test
     void aSchemaErrorIsNotAnOutage() {
         assertThat(dev.turnstile.StoreUnavailableException.class.isAssignableFrom(StoreSchemaException.class)).isFalse();

@@ -1074,7 +1074,9 @@ public final class RedisLockStore implements LockStore {
         String token = space < 0 ? message : message.substring(0, space);
         String named = space < 0 ? null : message.substring(space + 1);
         String released = token.isEmpty() ? null : token;
-        if (named == null || named.equals(waiterId)) {
+        // A forced release (no token) is told to everyone at once: a holder must learn of it even if
+        // a waiter takes the lock and releases it within the delay (which would cancel the telling).
+        if (named == null || named.equals(waiterId) || released == null) {
             w.tell(released);
         } else {
             // Run on the JDK's delay thread itself: telling is quick, and on 2 cores the async pool

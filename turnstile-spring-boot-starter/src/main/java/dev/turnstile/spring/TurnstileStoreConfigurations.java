@@ -42,7 +42,7 @@ final class TurnstileStoreConfigurations {
         log.info("Turnstile lock store: {}", store.description());
         Boolean failFast = props.getStore().getFailFast();
         try {
-            store.heldLocks();
+            probe(store);
         } catch (StoreSchemaException e) {
             String advice = fix != null ? fix.get() : null;
             String message = "the lock store " + store.description() + " cannot be used: " + e.getMessage()
@@ -69,6 +69,46 @@ final class TurnstileStoreConfigurations {
         return store;
     }
 
+    /**
+     * Asks the store once, for at most {@link #PROBE_TIMEOUT}: a store over the application's own
+     * connection is bounded by that connection's command timeout (Spring Data Redis: 60 s), which
+     * must not hold up the start-up.
+     */
+    private static void probe(LockStore store) {
+        java.util.concurrent.CompletableFuture<Object> probe = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                store.heldLocks();
+                probe.complete(null);
+            } catch (Throwable e) {
+                probe.completeExceptionally(e);
+            }
+        }, "turnstile-start-probe");
+        t.setDaemon(true);
+        t.start();
+        try {
+            probe.get(PROBE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new StoreUnavailableException(String.valueOf(e.getCause()), e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new StoreUnavailableException("the store did not answer within " + PROBE_TIMEOUT.toSeconds() + " s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException("interrupted while asking the store", e);
+        }
+    }
+
+    private static final java.time.Duration PROBE_TIMEOUT = java.time.Duration.ofSeconds(10);
+
+    /** A bad {@code turnstile.store.url}, reported by Spring Boot with what to fix. */
+    private static TurnstileStartupException badUrl(IllegalArgumentException e) {
+        return new TurnstileStartupException("turnstile.store.url: " + e.getMessage(),
+                "fix turnstile.store.url (or TURNSTILE_STORE_URL) as the message says", e);
+    }
+
     /** The DDL for {@code table} on {@code dataSource}'s database, or null if it cannot be told. */
     static String ddl(DataSource dataSource, String table) {
         try (java.sql.Connection c = dataSource.getConnection()) {
@@ -90,17 +130,19 @@ final class TurnstileStoreConfigurations {
                 LockStores.factoryFor(url);
                 LockStores.checkUserInfo(url);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("turnstile.store.url: " + e.getMessage(), e);
+                throw badUrl(e);
             }
             LockStore store;
             try {
                 store = LockStores.open(url);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("turnstile.store.url: " + e.getMessage(), e);
+                throw badUrl(e);
             } catch (StoreUnavailableException e) {
+                log.info("Turnstile lock store: {}", StoreUrls.redact(url));
                 if (Boolean.TRUE.equals(props.getStore().getFailFast())) {
-                    throw new IllegalStateException("turnstile.store.fail-fast is set and the lock store "
-                            + StoreUrls.redact(url) + " cannot be reached: " + e.getMessage(), e);
+                    throw new TurnstileStartupException("turnstile.store.fail-fast is set and the lock store "
+                            + StoreUrls.redact(url) + " cannot be reached: " + e.getMessage(), "make the store reachable, "
+                            + "or unset turnstile.store.fail-fast to start anyway and let the health indicator report it", e);
                 }
                 log.error("lock store {} cannot be reached at start-up; locked runs are skipped until it is back: {}",
                         StoreUrls.redact(url), e.getMessage());
@@ -120,9 +162,17 @@ final class TurnstileStoreConfigurations {
         @Bean(destroyMethod = "close")
         LockStore turnstileLockStore(DataSource dataSource, TurnstileProperties props) {
             TurnstileProperties.Jdbc jdbc = props.getJdbc();
+            int poolSize = maximumPoolSize(dataSource);
+            if (Boolean.TRUE.equals(jdbc.getNotifyForcedReleases()) && poolSize == 1) {
+                // the listener would hold the only connection, and every renewal would wait for it
+                throw new TurnstileStartupException("turnstile.jdbc.notify-forced-releases=true needs a connection of "
+                        + "its own, but the DataSource's pool has one connection", "raise the pool's maximum size "
+                        + "(spring.datasource.hikari.maximum-pool-size) to 2 or more, or unset "
+                        + "turnstile.jdbc.notify-forced-releases", null);
+            }
             JdbcLockStore.Builder builder = JdbcLockStore.builder(dataSource).createTableIfMissing(jdbc.isCreateTable())
                     .notifyForcedReleases(jdbc.getNotifyForcedReleases() != null ? jdbc.getNotifyForcedReleases()
-                            : maximumPoolSize(dataSource) >= 3);
+                            : poolSize >= 3);
             try {
                 builder.tableName(jdbc.getTable());
             } catch (IllegalArgumentException e) {

@@ -98,6 +98,43 @@ class StoreAutoConfigurationTest {
         });
     }
 
+    /** Listening for forced releases on a pool of one would starve the renewals: refused, with the fix. */
+    @Test
+    void notifyForcedReleasesOnAPoolOfOneIsRefused() {
+        runner.withConfiguration(Boot.dataSource()).withPropertyValues(
+                "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                "spring.datasource.hikari.maximum-pool-size=1", "turnstile.jdbc.create-table=true",
+                "turnstile.jdbc.notify-forced-releases=true").run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    TurnstileStartupException e = findCause(ctx.getStartupFailure(), TurnstileStartupException.class);
+                    assertThat(e).isNotNull();
+                    assertThat(e.getMessage()).contains("one connection");
+                    assertThat(e.action()).contains("maximum-pool-size");
+                });
+        // left to its default, a pool of one simply does not listen
+        runner.withConfiguration(Boot.dataSource()).withPropertyValues(
+                "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                "spring.datasource.hikari.maximum-pool-size=1", "turnstile.jdbc.create-table=true")
+                .run(ctx -> assertThat(ctx).hasNotFailed());
+    }
+
+    /** A bad store URL and an unreachable store with fail-fast are reported by Spring Boot with the fix. */
+    @Test
+    void badUrlsAndFailFastAreReportedWithTheFix() {
+        runner.withPropertyValues("turnstile.store.url=mongo://x").run(ctx -> {
+            TurnstileStartupException e = findCause(ctx.getStartupFailure(), TurnstileStartupException.class);
+            assertThat(e).isNotNull();
+            assertThat(new TurnstileFailureAnalyzer().analyze(ctx.getStartupFailure()).getAction())
+                    .contains("turnstile.store.url");
+        });
+        runner.withPropertyValues("turnstile.store.url=jdbc:postgresql://127.0.0.1:1/test?user=postgres",
+                "turnstile.store.fail-fast=true").run(ctx -> {
+                    TurnstileStartupException e = findCause(ctx.getStartupFailure(), TurnstileStartupException.class);
+                    assertThat(e).isNotNull();
+                    assertThat(e.action()).contains("fail-fast");
+                });
+    }
+
     private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c)) {

@@ -394,8 +394,11 @@ public final class ZooKeeperLockStore implements LockStore {
             }
             try {
                 client.checkExists().usingWatcher(this).inBackground((c, event) -> {
-                    if (event.getResultCode() == KeeperException.Code.NONODE.intValue() && watching()) {
+                    int rc = event.getResultCode();
+                    if (rc == KeeperException.Code.NONODE.intValue() && watching()) {
                         proof.ended("its node was deleted (force-released, or expired and removed by another client)");
+                    } else if (rc != KeeperException.Code.OK.intValue()) {
+                        armLater(); // not set (the connection was lost): again, while the lease lives
                     }
                 }).forPath(path);
             } catch (Exception e) {
