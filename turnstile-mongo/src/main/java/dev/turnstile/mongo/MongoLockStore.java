@@ -68,6 +68,8 @@ public final class MongoLockStore implements LockStore {
     /** How long the first call waits for the driver's first look at the servers, so that a refusal is seen. */
     private static final long FIRST_LOOK_MILLIS = 200;
     private volatile boolean firstLook;
+    /** Whether a call has reached a server: from then on a refusal is waited out as the driver does. */
+    private volatile boolean everAnswered;
 
     private MongoLockStore(Builder b) {
         this.client = b.client;
@@ -180,9 +182,11 @@ public final class MongoLockStore implements LockStore {
             throw new StoreUnavailableException("cannot " + what + " on " + description + ": " + noServerCause, null);
         }
         // The driver waits the whole server-selection timeout even when every server refused the
-        // connection or has no address (it waits for the cluster to change). Those answers come
-        // within milliseconds and will not change within a timeout: fail at once with them.
-        String refused = Unreachable.refusedEverywhere(client, firstLook ? 0 : FIRST_LOOK_MILLIS);
+        // connection or has no address (it waits for the cluster to change). At start those answers
+        // come within milliseconds and will not change within a timeout: fail at once with them.
+        // Not once a server has answered: then a refusal is a restart, and the driver's view of it
+        // may be a heartbeat (10 s) old; a waiting selection makes the driver look again at once.
+        String refused = everAnswered ? null : Unreachable.refusedEverywhere(client, firstLook ? 0 : FIRST_LOOK_MILLIS);
         firstLook = true;
         if (refused != null) {
             noServerCause = refused;
@@ -192,6 +196,7 @@ public final class MongoLockStore implements LockStore {
         try {
             T result = op.get();
             noServerAt = 0;
+            everAnswered = true;
             return result;
         } catch (MongoTimeoutException e) {
             // No server could be chosen (or no connection had): nothing was sent.

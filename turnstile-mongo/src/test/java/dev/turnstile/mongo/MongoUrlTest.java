@@ -169,4 +169,33 @@ class MongoUrlTest {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
         }
     }
+
+    /**
+     * Failing at once on a refusal is for a store that has not reached a server yet. After that, a
+     * refusal is a restart, and the driver's record of it can be a heartbeat (10 s) old: a call once
+     * the server is back must reach it, not fail on the stale record.
+     */
+    @Test
+    void aServerBackFromARestartIsReachedAtOnce() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        de.bwaldvogel.mongo.MongoServer server = new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+        server.bind("127.0.0.1", port);
+        try (LockStore store = LockStores.open("mongodb://127.0.0.1:" + port + "/app?turnstile.timeout=5s")) {
+            assertThat(store.heldLocks()).isEmpty();
+            server.shutdownNow();
+            Thread.sleep(300);
+            assertThatThrownBy(store::heldLocks).isInstanceOf(StoreUnavailableException.class); // down: the driver sees it
+            server = new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+            server.bind("127.0.0.1", port);
+            long back = System.nanoTime();
+            assertThat(store.heldLocks()).isEmpty();
+            assertThat(Duration.ofNanos(System.nanoTime() - back)).as("reached once back, not after a heartbeat")
+                    .isLessThan(Duration.ofSeconds(3));
+        } finally {
+            server.shutdownNow();
+        }
+    }
 }
