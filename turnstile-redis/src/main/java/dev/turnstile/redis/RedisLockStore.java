@@ -10,6 +10,7 @@ import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.KeyScanArgs;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisFuture;
@@ -604,11 +605,27 @@ public final class RedisLockStore implements LockStore {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
-        closeQuietly(pubSub);
-        closeQuietly(connection);
+        closeConnection(pubSub);
+        closeConnection(connection);
         owned.forEach(RedisLockStore::closeQuietly);
+    }
+
+    /**
+     * Closes one of the store's connections unless it is closed already: a client shut down before
+     * the store (Spring Data Redis stops its connection factory, and with it the client, before the
+     * store bean is destroyed) has closed it, and closing it again has Lettuce log "Connection is
+     * already closed" at WARN on every shutdown.
+     */
+    private static void closeConnection(StatefulConnection<?, ?> c) {
+        if (c instanceof RedisChannelHandler<?, ?> handler && handler.isClosed()) {
+            return;
+        }
+        closeQuietly(c);
     }
 
     @Override

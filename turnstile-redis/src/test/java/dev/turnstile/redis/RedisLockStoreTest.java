@@ -52,6 +52,28 @@ class RedisLockStoreTest {
     }
 
     @Test
+    void closingAfterItsClientWasShutDownLogsNothing() throws Exception {
+        // Spring Data Redis shuts its client down before the store bean is closed: Lettuce used
+        // to log "Connection is already closed" at WARN on every application shutdown.
+        RedisClient own = RedisClient.create(RedisServers.STANDALONE);
+        RedisLockStore store = RedisLockStore.builder(own).build();
+        assertThat(store.tryAcquire(new AcquireRequest(name(), "me", "t", Duration.ofSeconds(5)))).isPresent();
+        store.watchReleases(name(), released -> { });                 // the notification connection too
+        own.shutdown();
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        try {
+            store.close();
+            store.close();                                           // and twice is the same
+        } finally {
+            System.setErr(err);
+        }
+        assertThat(captured.toString()).doesNotContain("already closed").doesNotContain("WARN");
+        assertThat(store.isClosed()).isTrue();
+    }
+
+    @Test
     void redisCliShowsHolderTimesAndFenceInPlainFields() {
         try (RedisLockStore store = RedisLockStore.builder(client).build()) {
             String name = name();
