@@ -5,11 +5,20 @@
 # 2.5 ms: the floor rewrites the counter on every call, the worst case), and prints INFO
 # commandstats' usec_per_call for evalsha, three rounds.
 #
-# usage: turnstile-bench/redis-script-cost.sh SCRIPT.lua [LABEL]
-# turnstile-bench/scripts/ holds the acquire script (NEXT_FENCE inlined) before the fence floor (commit 2738d8f) and with it.
+# usage: turnstile-bench/redis-script-cost.sh [SCRIPT.lua] [LABEL]
+# Without a file it measures the store's own acquire script as the store sends it (its includes in
+# place, read from turnstile-redis's built classes: build that module first); with one, that file,
+# e.g. turnstile-bench/scripts/redis-acquire-2738d8f.lua, the acquire before the fence floor.
 set -euo pipefail
-script=$1 label=${2:-$1} port=${PORT:-7391}
+root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$(mktemp -d)"
+if (( $# == 0 )) || [[ $1 == acquire ]]; then
+  script="$dir/acquire.lua" label=${2:-acquire}
+  java -cp "$root/turnstile-redis/target/classes" dev.turnstile.redis.RedisScripts acquire >"$script"
+else
+  script=$1 label=${2:-$1}
+fi
+port=${PORT:-7391}
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" --daemonize yes \
   --logfile "$dir/r.log" --pidfile "$dir/r.pid" >/dev/null
 trap 'kill "$(cat "$dir/r.pid")" 2>/dev/null || true' EXIT

@@ -1,5 +1,13 @@
 package dev.turnstile.redis;
 
+import static dev.turnstile.redis.RedisScripts.ACQUIRE;
+import static dev.turnstile.redis.RedisScripts.EXTEND;
+import static dev.turnstile.redis.RedisScripts.FORCE_RELEASE;
+import static dev.turnstile.redis.RedisScripts.HAND_OVER;
+import static dev.turnstile.redis.RedisScripts.KEPT;
+import static dev.turnstile.redis.RedisScripts.RELEASE;
+import static dev.turnstile.redis.RedisScripts.RELEASE_AT_LEAST;
+
 import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
@@ -15,8 +23,6 @@ import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -33,7 +39,6 @@ import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -43,11 +48,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -73,7 +75,8 @@ import org.slf4j.LoggerFactory;
  * {@link #releaseReporting} says which of the two the script applied.
  *
  * <p>Acquire, extend and release are one {@code EVALSHA} each (a script that is recovered with
- * {@code EVAL} after a {@code NOSCRIPT}). Waiting clients queue in {@code <prefix>{<name>}:waiters}
+ * {@code EVAL} after a {@code NOSCRIPT}; the scripts are Lua files beside this class, read by
+ * {@code RedisScripts}). Waiting clients queue in {@code <prefix>{<name>}:waiters}
  * while the lock is busy; a release publishes the released token and the longest-queued waiter on
  * {@code <prefix>{<name>}:released}, so that waiter is woken at once (the others a few
  * milliseconds later, in case it is gone) instead of everyone polling or racing.
@@ -91,205 +94,6 @@ import org.slf4j.LoggerFactory;
 public final class RedisLockStore implements LockStore {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
 
-    /*
-     * The scripts. A lock is one string, readable as it is:
-     *   token=<token> fence=<n> acquired_at=<ms> expires_at=<ms> owner=<owner>
-     * with a PX TTL. The token comes first so that it is compared exactly (a prefix match ending
-     * at the space), whatever the owner text contains. Every redis.call, argument, reply element
-     * and number turned into text inside a script costs server time, and on a busy server that
-     * time is every client's: so the client writes the text before the fence and after the times
-     * (token, owner), the script formats the fence and the times in one string.format (the times are
-     * the server's TIME, which the acquire reads for the fence floor anyway: lockAtLeastFor is
-     * counted from acquired_at, so no client clock may write it; expiry is the PX TTL, on the
-     * server's clock), and the common paths keep to INCR and SET NX PX to acquire, GET, DEL and
-     * PUBLISH to release. Lua prints numbers with 14 significant digits, so the fence (16 digits:
-     * it follows the clock in µs) is formatted with %d. Redis 5 and later replicate a script's
-     * effects, not the script, so reading TIME before a write is allowed (7.0 knows no other way).
-     */
-
-    /**
-     * Bumps the counter KEYS[2] into {@code fence}, floored by the server's clock: the fence is
-     * {@code max(counter + 1, TIME in µs rounded down to the millisecond)}, and the counter keeps it.
-     *
-     * <p>Why the floor is on every acquire, and why a millisecond floor is enough. Redis replicates
-     * asynchronously, so a failover (Sentinel, Cluster, or a hand-made {@code REPLICAOF NO ONE}) can
-     * lose the last writes: the promoted replica's counter is present but stale, and a bare
-     * {@code INCR} would hand out a fence that was already issued. The floor prevents that,
-     * under two conditions:
-     *
-     * <ol>
-     *   <li><b>Fences do not run ahead of the clock.</b> Within one millisecond the counter moves by
-     *       one per acquire from the millisecond's start; a script takes microseconds, so fewer than
-     *       1000 acquires of one name fit in a millisecond, and every fence issued at server time
-     *       {@code t} is at most {@code t} in µs. (A server clock stepped back lets the counter run
-     *       ahead by the step; on that server the fences still increase, by the counter.)
-     *   <li><b>A failover takes longer than the clocks disagree, plus 1 ms.</b> Writes lost in a
-     *       failover were made before the replica was promoted: Sentinel promotes a replica only
-     *       after {@code down-after-milliseconds} (30 s by default) and Cluster after
-     *       {@code cluster-node-timeout} (15 s by default). The first fence the new master issues is
-     *       at least its clock, to the millisecond below; every fence lost with the old master was
-     *       at most the old master's clock when it was issued. So the new fence is greater whenever
-     *       the two servers' clocks disagree by less than the failover took, less 1 ms: with NTP,
-     *       milliseconds against seconds.
-     * </ol>
-     *
-     * <p>What it does not cover: a forced or manual failover ({@code CLUSTER FAILOVER TAKEOVER},
-     * {@code SENTINEL FAILOVER}) that promotes a replica within milliseconds of a lost write, and
-     * servers whose clocks disagree by more than the failover takes. The replica acknowledgement
-     * ({@code WAIT}) makes a lost acquire rarer still; see {@link Builder#replicaAcks(int)}.
-     *
-     * <p>Cost: {@code TIME} and a comparison on every acquire (about 0.6 µs of server time); the
-     * counter is rewritten at most once per millisecond per name. A missing counter (a new name, a
-     * restart without persistence, eviction) restarts at the clock to the microsecond, not to the
-     * millisecond below: a fence issued earlier in the same millisecond, from the floor or the
-     * counter, is at most its own issue time in µs, and a script takes more than a microsecond, so
-     * the new fence is still greater.
-     */
-    private static final String NEXT_FENCE = """
-            local fence = redis.call('INCR', KEYS[2])
-            local t = redis.call('TIME')
-            local floor = t[1] * 1000000 + t[2]
-            if fence > 1 then floor = floor - t[2] % 1000 end
-            if fence < floor then
-              fence = floor
-              redis.call('SET', KEYS[2], string.format('%d', fence))
-            end
-            """;
-
-    /**
-     * After {@link #NEXT_FENCE}: the fence and the server's clock in ms (from the same TIME), and
-     * the text between them in a lock's value, for a lease of ttl ms ({@code ARGV[ttl]}) that
-     * starts now.
-     */
-    private static String fenceAndTimes(int ttlArg) {
-        return "string.format('%d acquired_at=%d expires_at=%d', fence, t[1] * 1000 + math.floor(t[2] / 1000), "
-                + "t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[" + ttlArg + "])";
-    }
-
-    /**
-     * KEYS: lock, fence counter, and the waiter queue if a waiter id is given. ARGV: the value's
-     * head up to the fence ({@code token=<token> fence=}), its tail after the times
-     * ({@code  owner=<owner>}), ttl ms, the waiter id of a caller that will wait (absent if it will
-     * not). The script writes the fence, {@code acquired_at} and {@code expires_at} in between,
-     * from the server's TIME. Returns the fence, or 0 if busy (a busy attempt still bumps the
-     * counter: fences may skip numbers, never repeat). A busy waiter joins the queue (keeping its
-     * place if it is in it already); a waiter that gets the lock leaves it.
-     */
-    static final String ACQUIRE = """
-            local waiter = ARGV[4]
-            """ + NEXT_FENCE + """
-            if not redis.call('SET', KEYS[1], ARGV[1] .. """ + fenceAndTimes(3) + """
-             .. ARGV[2], 'NX', 'PX', ARGV[3]) then
-              if waiter then
-                local t = redis.call('TIME')
-                redis.call('ZADD', KEYS[3], 'NX', t[1] * 1000000 + t[2], waiter)
-                redis.call('PEXPIRE', KEYS[3], 60000)
-              end
-              return 0
-            end
-            if waiter then redis.call('ZREM', KEYS[3], waiter) end
-            return fence
-            """;
-
-    /** Returns 0 unless KEYS[1] is held by the token ARGV[1]; leaves the value in v, its prefix in mine. */
-    private static final String HELD_BY_TOKEN = """
-            local v = redis.call('GET', KEYS[1])
-            local mine = 'token=' .. ARGV[1] .. ' '
-            if not v or string.sub(v, 1, #mine) ~= mine then return 0 end
-            """;
-
-    /**
-     * KEYS: lock. ARGV: token, ttl ms. Returns 1 if extended. The new expires_at, for people, is the
-     * server's TIME plus the ttl; acquired_at stays as the acquire wrote it.
-     */
-    static final String EXTEND = HELD_BY_TOKEN + """
-            local t = redis.call('TIME')
-            local until_ms = string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[2])
-            local rest = string.gsub(string.sub(v, #mine + 1), '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. until_ms)
-            redis.call('SET', KEYS[1], mine .. rest, 'PX', ARGV[2])
-            return 1
-            """;
-
-    /*
-     * A release wakes the waiters with a message "<token> <waiter id>" on <lock>:released, naming
-     * the longest-queued waiter (taken off the queue), or "<token>" when none is queued. The named
-     * one tries at once; the others a moment later, in case it is gone. So one process, not all of
-     * them, races for the lock, and the lock goes round the waiting processes in turn. The message
-     * goes out even when nobody is queued: a client that has just released and wants the lock
-     * again is not queued while it lets the others go first, and listens for their release.
-     */
-    private static final String WAKE_NEXT = """
-            if redis.call('EXISTS', KEYS[2]) == 1 then
-              local next = redis.call('ZPOPMIN', KEYS[2])[1]
-              if next then
-                redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. next)
-                return 1
-              end
-            end
-            redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-            return 1
-            """;
-
-    /**
-     * KEYS: lock, waiter queue. ARGV: token. Deletes the lock (the fence lives on in its own key)
-     * and wakes the next waiter. Returns 1 if the token held it.
-     */
-    static final String RELEASE = HELD_BY_TOKEN + """
-            redis.call('DEL', KEYS[1])
-            """ + WAKE_NEXT;
-
-    /**
-     * KEYS: lock, waiter queue. ARGV: token, lockAtLeastFor ms. Keeps the lock until lockAtLeastFor
-     * after it was taken, or releases it as {@link #RELEASE} does if that is past. Both ends are
-     * the server's clock: acquired_at as the acquire's TIME wrote it (an extend never rewrites it),
-     * and now from TIME here; no client clock takes part, whatever it did since the acquire.
-     * Returns {@link #KEPT} if kept, 1 if released, 0 if the token did not hold it.
-     */
-    static final String RELEASE_AT_LEAST = HELD_BY_TOKEN + """
-            local rest = string.sub(v, #mine + 1)
-            local until_ms = string.match(rest, '^fence=%d+ acquired_at=(%d+)') + ARGV[2]
-            local t = redis.call('TIME')
-            local keep = until_ms - (t[1] * 1000 + math.floor(t[2] / 1000))
-            if keep > 0 then
-              rest = string.gsub(rest, '^(fence=%d+ acquired_at=%d+ expires_at=)%d+', '%1' .. string.format('%d', until_ms))
-              redis.call('SET', KEYS[1], mine .. rest, 'PX', string.format('%d', keep))
-              return 2
-            end
-            redis.call('DEL', KEYS[1])
-            """ + WAKE_NEXT;
-
-    /** What {@link #RELEASE_AT_LEAST} returns when it kept the lock for lockAtLeastFor. */
-    static final long KEPT = 2L;
-
-    /**
-     * KEYS: lock, fence counter, waiter queue. ARGV: token, the next holder's value head and tail
-     * (as for {@link #ACQUIRE}), its ttl ms, this client's waiter id. Ends the lease of the token
-     * and gives the lock to the next holder, a waiter of the same client, with the next fence,
-     * unless another client is first in the queue: then it releases as {@link #RELEASE} does.
-     * Returns the next holder's fence, -1 if only released, 0 if the token did not hold the lock.
-     */
-    static final String HAND_OVER = HELD_BY_TOKEN + """
-            local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-            if first and first ~= ARGV[5] then
-              redis.call('DEL', KEYS[1])
-              redis.call('ZREM', KEYS[3], first)
-              redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1] .. ' ' .. first)
-              return -1
-            end
-            if first then redis.call('ZREM', KEYS[3], first) end
-            """ + NEXT_FENCE + """
-            redis.call('SET', KEYS[1], ARGV[2] .. """ + fenceAndTimes(4) + """
-             .. ARGV[3], 'PX', ARGV[4])
-            return fence
-            """;
-
-    /** KEYS: lock, waiter queue. ARGV: '' (no token). Returns 1 if a lease was ended. */
-    static final String FORCE_RELEASE = """
-            if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-            """ + WAKE_NEXT;
-
-    /** How long the waiters not named by a release wait before they try too. */
-    private static final long UNNAMED_WAKE_DELAY_MILLIS = 5;
 
     private static final String DEFAULT_PREFIX = "turnstile:";
     /** {@link #replicaAcks}: one replica if the master has any, else none. */
@@ -322,31 +126,19 @@ public final class RedisLockStore implements LockStore {
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
     private volatile RedisException connectFailure;
-    private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
     private final String prefix;
     private final String description;
     private final List<AutoCloseable> owned;
     private final Map<String, String> shas = new ConcurrentHashMap<>();
-    private final Map<String, Watchers> listeners = new ConcurrentHashMap<>();
     /** Names this store in waiter queues: one per store, shared by its waiters. */
     private final String waiterId = Long.toHexString(new SecureRandom().nextLong() | Long.MIN_VALUE);
-
-    /** The listeners on one channel, and how many messages it has had (to drop stale delayed wake-ups). */
-    private static final class Watchers {
-        final List<ReleaseListener> list = new CopyOnWriteArrayList<>();
-        final AtomicLong messages = new AtomicLong();
-
-        void tell(String token) {
-            list.forEach(x -> x.released(token));
-        }
-    }
 
     private volatile boolean closed;
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisClusterCommands<String, String> redis;
     /** The async API of {@link #connection}; set before {@link #redis}, so a caller that saw redis sees it. */
     private volatile RedisClusterAsyncCommands<String, String> async;
-    private volatile StatefulRedisPubSubConnection<String, String> pubSub;
+    private final ReleaseChannel releases;
 
     private RedisLockStore(Builder b) {
         this.connector = b.connector;
@@ -356,10 +148,10 @@ public final class RedisLockStore implements LockStore {
         this.replicaAckTimeout = b.replicaAckTimeout;
         this.passwordUser = b.passwordUser;
         this.tls = b.tls;
-        this.pubSubConnector = b.pubSubConnector;
         this.prefix = b.prefix;
         this.description = b.description + " (prefix " + b.prefix + ")";
         this.owned = b.owned;
+        this.releases = new ReleaseChannel(b.pubSubConnector, waiterId, description, this::leaveQueue);
     }
 
     /**
@@ -560,43 +352,8 @@ public final class RedisLockStore implements LockStore {
 
     @Override
     public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
-        String channel = channel(name);
-        try {
-            StatefulRedisPubSubConnection<String, String> ps = pubSub();
-            boolean[] first = {false};
-            listeners.compute(channel, (k, w) -> {
-                Watchers x = w != null ? w : new Watchers();
-                first[0] = x.list.isEmpty();
-                x.list.add(listener);
-                return x;
-            });
-            if (first[0]) {
-                ps.sync().subscribe(channel);
-            }
-        } catch (RedisException e) {
-            // Waiting still works by polling (the waiter keeps its place in the queue); only the prompt
-            // wake-up is lost. The listener goes, or the next watch on this channel would take the
-            // failed subscription for a live one.
-            listeners.computeIfPresent(channel, (k, w) -> {
-                w.list.remove(listener);
-                return w.list.isEmpty() ? null : w;
-            });
-            log.warn("cannot subscribe to releases of '{}' on {}: {}", name, description, e.toString());
-            return ReleaseWatch.NONE;
-        }
-        return () -> {
-            boolean[] last = {false};
-            listeners.computeIfPresent(channel, (k, w) -> {
-                w.list.remove(listener);
-                last[0] = w.list.isEmpty();
-                return w.list.isEmpty() ? null : w;
-            });
-            StatefulRedisPubSubConnection<String, String> ps = pubSub;
-            if (last[0] && ps != null && ps.isOpen()) {
-                ps.async().unsubscribe(channel);
-                leaveQueue(name);
-            }
-        };
+        checkOpen();
+        return releases.watch(name, channel(name), listener);
     }
 
     @Override
@@ -610,7 +367,7 @@ public final class RedisLockStore implements LockStore {
             return;
         }
         closed = true;
-        closeConnection(pubSub);
+        releases.close();
         closeConnection(connection);
         owned.forEach(RedisLockStore::closeQuietly);
     }
@@ -621,7 +378,7 @@ public final class RedisLockStore implements LockStore {
      * store bean is destroyed) has closed it, and closing it again has Lettuce log "Connection is
      * already closed" at WARN on every shutdown.
      */
-    private static void closeConnection(StatefulConnection<?, ?> c) {
+    static void closeConnection(StatefulConnection<?, ?> c) {
         if (c instanceof RedisChannelHandler<?, ?> handler && handler.isClosed()) {
             return;
         }
@@ -847,126 +604,7 @@ public final class RedisLockStore implements LockStore {
     }
 
     private StoreUnavailableException unavailable(String what, RedisException e) {
-        // Every message down the chain that adds something: the driver's "Unable to connect"
-        // wraps the server's or the OS's words ("WRONGPASS …", "Connection refused"), and the
-        // fast-fail of a recent failed connect wraps that in turn.
-        String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        for (Throwable t : chain(e)) {
-            if (t != e && t.getMessage() != null && !detail.contains(t.getMessage())) {
-                detail += ": " + t.getMessage();
-            }
-        }
-        String cause = cause(e, tls);
-        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + (cause != null ? cause + " ("
-                + detail + ")" : detail), e);
-    }
-
-    /** The exception, its causes and what they suppressed (Lettuce keeps each Sentinel's failure there), in that order. */
-    static List<Throwable> chain(Throwable e) {
-        List<Throwable> out = new ArrayList<>();
-        java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>();
-        todo.add(e);
-        while (!todo.isEmpty() && out.size() < 32) {
-            Throwable t = todo.poll();
-            if (out.stream().anyMatch(x -> x == t)) {
-                continue;
-            }
-            out.add(t);
-            if (t.getCause() != null) {
-                todo.add(t.getCause());
-            }
-            todo.addAll(List.of(t.getSuppressed()));
-        }
-        return out;
-    }
-
-    /**
-     * What the user should fix, for the driver's failures that all begin "Unable to connect": the
-     * cause first, in words, with the driver's text after it. Read from the exceptions' types and
-     * from the server's own error text, never from a message that quotes the host or the URL (a
-     * host named {@code noauth-cache} is not a failed login).
-     */
-    static String cause(Throwable e) {
-        return cause(e, false);
-    }
-
-    /** As {@link #cause(Throwable)}, for a connection that asked for TLS or not. */
-    static String cause(Throwable e, boolean tls) {
-        List<Throwable> chain = chain(e);
-        for (Throwable t : chain) {
-            if (t instanceof RedisCommandExecutionException) {
-                // The server's reply: "<CODE> text", with no host in it.
-                String reply = String.valueOf(t.getMessage()).toUpperCase(java.util.Locale.ROOT);
-                if (reply.startsWith("ERR DB INDEX IS OUT OF RANGE")) {
-                    return "that database number does not exist on the server (it has 16 by default: /0 to /15 in the URL)";
-                }
-                if (reply.startsWith("WRONGPASS") || reply.startsWith("NOAUTH") || reply.startsWith("ERR INVALID PASSWORD")
-                        || reply.startsWith("ERR INVALID USERNAME")) {
-                    return "authentication failed: check the user and password in the URL";
-                }
-                if (reply.startsWith("NOPERM") && reply.contains("'INFO'")) {
-                    return "the Redis user may not run INFO, which turnstile.replicaAcks=auto (the default) uses to count the "
-                            + "master's replicas: grant it (ACL SETUSER <user> +info), or set turnstile.replicaAcks to a count "
-                            + "(0: do not wait for replicas)";
-                }
-            }
-        }
-        // Lettuce's wrapper of a failed Sentinel connect; its text names the Sentinel after this start.
-        boolean sentinel = chain.stream().anyMatch(t -> t instanceof RedisConnectionException
-                && String.valueOf(t.getMessage()).startsWith("Cannot connect Redis Sentinel"));
-        if (has(chain, java.net.UnknownHostException.class)) {
-            return "unknown host: check the host name";
-        }
-        if (has(chain, io.netty.channel.ConnectTimeoutException.class)) { // a ConnectException: ask first
-            return "no answer to the connection attempt within turnstile.connectTimeout: a firewall drops it, or the host "
-                    + "is down (check the host and port)";
-        }
-        if (has(chain, java.net.ConnectException.class)) {
-            return sentinel ? "connection refused: is a Sentinel running at that host and port (26379 by default)?"
-                    : "connection refused: is Redis running at that host and port?";
-        }
-        if (tls) {
-            // A plain Redis answers a TLS hello with an error, or not at all; either way the
-            // handshake stalls until the timeout or ends in a TLS error.
-            if (has(chain, javax.net.ssl.SSLException.class) && !has(chain, io.netty.handler.ssl.SslHandshakeTimeoutException.class)
-                    && !has(chain, io.netty.handler.ssl.NotSslRecordException.class)) {
-                return "the TLS handshake failed: check that this JVM trusts the server's certificate and that it names the "
-                        + "host in the URL";
-            }
-            if (has(chain, javax.net.ssl.SSLException.class) || has(chain, io.netty.handler.ssl.NotSslRecordException.class)
-                    || has(chain, RedisCommandTimeoutException.class)) {
-                return "no TLS handshake within turnstile.connectTimeout: is the server a plain Redis without TLS? Then use "
-                        + "redis://, not rediss://";
-            }
-        }
-        for (Throwable t : chain) {
-            String m = String.valueOf(t.getMessage());
-            if (t instanceof io.lettuce.core.protocol.RedisProtocolException) {
-                return "the server answered something other than Redis: not a Redis server (wrong port?)";
-            }
-            // Lettuce's own texts, which quote no host.
-            if (t instanceof RedisCommandTimeoutException && m.startsWith("Cannot obtain master using SENTINEL MASTER")) {
-                return "no Sentinel answered SENTINEL MASTER: is that address a Sentinel (port 26379 by default) rather than a "
-                        + "Redis server, and is the master name after '#' right?";
-            }
-            if ((t instanceof RedisConnectionException && m.equals("Connection closed prematurely"))
-                    || (t instanceof java.io.IOException && m.startsWith("Connection reset"))) {
-                return "the server closed the connection without a Redis answer: not a Redis server (wrong port?)";
-            }
-            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out") && sentinel) {
-                return "the Sentinel accepted the connection but did not answer within turnstile.connectTimeout: is that "
-                        + "address a Sentinel (port 26379 by default), and not overloaded?";
-            }
-            if (t instanceof RedisCommandTimeoutException && m.startsWith("Connection initialization timed out")) {
-                return "the server accepted the connection but did not answer within turnstile.connectTimeout: not a Redis server, "
-                        + "or overloaded";
-            }
-        }
-        return null;
-    }
-
-    private static boolean has(List<Throwable> chain, Class<? extends Throwable> type) {
-        return chain.stream().anyMatch(type::isInstance);
+        return RedisErrors.unavailable("cannot " + what + " on " + description, e, tls);
     }
 
     /**
@@ -984,32 +622,6 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
-    /**
-     * Whether the server lets {@code user} in with any password: Redis 6 and later accept AUTH
-     * with any password for a user marked {@code nopass} (the default user of a server without a
-     * password), so a password in the URL proves nothing there. Asked with {@code ACL GETUSER},
-     * which changes nothing and logs no failed login; a server that refuses the question (no ACL
-     * permission, Redis before 6) is taken to check passwords. The store asks only about the
-     * {@code default} user: a refused question is itself an ACL LOG entry.
-     */
-    static boolean acceptsAnyPassword(RedisClusterCommands<String, String> redis, String user) {
-        List<Object> reply;
-        try {
-            reply = redis.aclGetuser(user);
-        } catch (RedisException e) {
-            log.debug("cannot ask whether user '{}' has a password: {}", user, e.toString());
-            return false;
-        }
-        if (reply == null) {
-            return false;
-        }
-        for (int i = 0; i + 1 < reply.size(); i += 2) {
-            if ("flags".equals(String.valueOf(reply.get(i))) && reply.get(i + 1) instanceof List<?> flags) {
-                return flags.stream().anyMatch(f -> "nopass".equals(String.valueOf(f)));
-            }
-        }
-        return false;
-    }
 
     /** Opens the command connection now rather than on first use. */
     void connect() {
@@ -1066,7 +678,7 @@ public final class RedisLockStore implements LockStore {
                     // Only the default user is asked about: it is the one that is nopass on a server
                     // without a password, and it may run ACL there. A named user is never probed: one
                     // without ACL permission would leave a "command denied" entry in ACL LOG per connect.
-                    if ("default".equals(passwordUser) && acceptsAnyPassword(redis, passwordUser)) {
+                    if ("default".equals(passwordUser) && RedisErrors.acceptsAnyPassword(redis, passwordUser)) {
                         log.warn("{}: the URL gives a password, but the server's user '{}' has none (nopass), so any "
                                 + "password is accepted: check that the URL names the server you meant, or set the "
                                 + "password on the server (ACL SETUSER {} resetpass >…)", description, passwordUser,
@@ -1079,32 +691,6 @@ public final class RedisLockStore implements LockStore {
         return c;
     }
 
-    /**
-     * A release message, "<token> <waiter id>" or "<token>" (the token is empty for a forced
-     * release): the named waiter, or everyone if none is named, is told at once; the others after
-     * {@link #UNNAMED_WAKE_DELAY_MILLIS}, unless another release came in between (the lock is
-     * moving, and they will be named in turn).
-     */
-    private void released(Watchers w, String message) {
-        long n = w.messages.incrementAndGet();
-        int space = message.lastIndexOf(' ');
-        String token = space < 0 ? message : message.substring(0, space);
-        String named = space < 0 ? null : message.substring(space + 1);
-        String released = token.isEmpty() ? null : token;
-        // A forced release (no token) is told to everyone at once: a holder must learn of it even if
-        // a waiter takes the lock and releases it within the delay (which would cancel the telling).
-        if (named == null || named.equals(waiterId) || released == null) {
-            w.tell(released);
-        } else {
-            // Run on the JDK's delay thread itself: telling is quick, and on 2 cores the async pool
-            // would start a thread per task.
-            CompletableFuture.delayedExecutor(UNNAMED_WAKE_DELAY_MILLIS, TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
-                if (w.messages.get() == n) {
-                    w.tell(released);
-                }
-            });
-        }
-    }
 
     /**
      * Best effort, and without waiting for the reply (this runs when a client closes, perhaps with
@@ -1122,30 +708,6 @@ public final class RedisLockStore implements LockStore {
         } catch (RedisException e) {
             log.debug("cannot leave the waiter queue of '{}': {}", name, e.toString());
         }
-    }
-
-    private StatefulRedisPubSubConnection<String, String> pubSub() {
-        checkOpen();
-        StatefulRedisPubSubConnection<String, String> p = pubSub;
-        if (p == null) {
-            synchronized (this) {
-                if (pubSub == null) {
-                    StatefulRedisPubSubConnection<String, String> ps = pubSubConnector.get();
-                    ps.addListener(new RedisPubSubAdapter<>() {
-                        @Override
-                        public void message(String channel, String message) {
-                            Watchers w = listeners.get(channel);
-                            if (w != null) {
-                                released(w, message == null ? "" : message);
-                            }
-                        }
-                    });
-                    pubSub = ps;
-                }
-                p = pubSub;
-            }
-        }
-        return p;
     }
 
     /** Builds a {@link RedisLockStore}. Not thread-safe. */

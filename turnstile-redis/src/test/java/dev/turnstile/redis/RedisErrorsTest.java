@@ -88,12 +88,12 @@ class RedisErrorsTest {
      */
     @org.junit.jupiter.api.Test
     void theCauseIsReadFromTheServersReplyAndTheExceptionTypes() {
-        assertThat(RedisLockStore.cause(new io.lettuce.core.RedisConnectionException("Unable to connect to h:1",
+        assertThat(RedisErrors.cause(new io.lettuce.core.RedisConnectionException("Unable to connect to h:1",
                 new io.lettuce.core.RedisCommandExecutionException("WRONGPASS invalid username-password pair"))))
                 .contains("authentication failed");
-        assertThat(RedisLockStore.cause(new io.lettuce.core.RedisConnectionException("Unable to connect to wrongpass.example:1",
+        assertThat(RedisErrors.cause(new io.lettuce.core.RedisConnectionException("Unable to connect to wrongpass.example:1",
                 new java.net.UnknownHostException("wrongpass.example")))).contains("unknown host");
-        assertThat(RedisLockStore.cause(new io.lettuce.core.RedisException("ERR something new, noauth wrongpass"))).isNull();
+        assertThat(RedisErrors.cause(new io.lettuce.core.RedisException("ERR something new, noauth wrongpass"))).isNull();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -226,15 +226,15 @@ class RedisErrorsTest {
         io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create("redis://127.0.0.1:6379");
         try (var connection = client.connect()) {
             var redis = connection.sync();
-            assertThat(RedisLockStore.acceptsAnyPassword(redis, "default")).isTrue();
+            assertThat(RedisErrors.acceptsAnyPassword(redis, "default")).isTrue();
             redis.aclSetuser("turnstile_pw_test", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("s3cret").allKeys()
                     .allCommands());
             try {
-                assertThat(RedisLockStore.acceptsAnyPassword(redis, "turnstile_pw_test")).isFalse();
+                assertThat(RedisErrors.acceptsAnyPassword(redis, "turnstile_pw_test")).isFalse();
             } finally {
                 redis.aclDeluser("turnstile_pw_test");
             }
-            assertThat(RedisLockStore.acceptsAnyPassword(redis, "no_such_user")).isFalse();
+            assertThat(RedisErrors.acceptsAnyPassword(redis, "no_such_user")).isFalse();
         } finally {
             client.shutdown();
         }
