@@ -28,10 +28,8 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.StringCodec;
@@ -96,11 +94,6 @@ public final class RedisLockStore implements LockStore {
 
 
     private static final String DEFAULT_PREFIX = "turnstile:";
-    /** {@link #replicaAcks}: one replica if the master has any, else none. */
-    private static final int AUTO_ACKS = -1;
-    private static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(1);
-    /** How often the replica count of a standalone master is read again (in the background). */
-    private static final long REPLICA_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** After a failed connect, calls fail at once for this long instead of each paying a connect timeout. */
     private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final Pattern VALUE =
@@ -109,20 +102,12 @@ public final class RedisLockStore implements LockStore {
     private final Supplier<StatefulConnection<String, String>> connector;
     private final Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf;
     private final boolean cluster;
-    /** Replicas that must acknowledge a write: a count, or {@link #AUTO_ACKS}. */
-    private final int replicaAcks;
-    private final Duration replicaAckTimeout;
+    /** How many replicas must acknowledge a write. */
+    private final ReplicaAcks replicaAcks;
     /** The user whose password the URL gave (checked once connected), or null if none was given. */
     private final String passwordUser;
-    /** Whether the URL asked for TLS ({@code rediss://}), for {@link #cause}. */
+    /** Whether the URL asked for TLS ({@code rediss://}), for the failure messages ({@link RedisErrors}). */
     private final boolean tls;
-    /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
-    private volatile int knownReplicas = -1;
-    /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
-    private volatile String knownReplicationId;
-    /** Whether the master of {@link #knownReplicationId} has had a replica: then it keeps needing one. */
-    private volatile boolean hadReplicas;
-    private volatile long replicasCheckedAt;
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
     private volatile RedisException connectFailure;
@@ -144,8 +129,7 @@ public final class RedisLockStore implements LockStore {
         this.connector = b.connector;
         this.syncOf = b.syncOf;
         this.cluster = b.cluster;
-        this.replicaAcks = b.replicaAcks;
-        this.replicaAckTimeout = b.replicaAckTimeout;
+        this.replicaAcks = new ReplicaAcks(b.replicaAcks, b.replicaAckTimeout, b.cluster, () -> connection, this::commands);
         this.passwordUser = b.passwordUser;
         this.tls = b.tls;
         this.prefix = b.prefix;
@@ -430,7 +414,7 @@ public final class RedisLockStore implements LockStore {
     private Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
         int required;
         try {
-            required = requiredAcks(keys[0]);
+            required = replicaAcks.required(keys[0]);
         } catch (RedisException e) {
             throw unavailable(verb + " lock '" + name + "'", e);
         }
@@ -439,16 +423,16 @@ public final class RedisLockStore implements LockStore {
             return new Acked(result, 0, 0);
         }
         try {
-            long ackMillis = replicaAckTimeout.toMillis();
+            long ackMillis = replicaAcks.timeout().toMillis();
             if (cluster) {
                 Long result = run(verb, name, script, ScriptOutputType.INTEGER, keys, args);
-                StatefulRedisConnection<String, String> node = masterConnection(keys[0]);
+                StatefulRedisConnection<String, String> node = replicaAcks.masterConnection(keys[0]);
                 return new Acked(result, node.sync().waitForReplication(required, ackMillis), required);
             }
             RedisClusterCommands<String, String> cmd = commands();
             @SuppressWarnings("unchecked")
             RedisClusterAsyncCommands<String, String> async = ((StatefulRedisConnection<String, String>) connection).async();
-            long limit = connection.getTimeout().toNanos() + replicaAckTimeout.toNanos();
+            long limit = connection.getTimeout().toNanos() + replicaAcks.timeout().toNanos();
             String sha = sha(script, cmd);
             RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
             RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
@@ -467,91 +451,6 @@ public final class RedisLockStore implements LockStore {
         }
     }
 
-    /** How many replicas must acknowledge a write to this key now. */
-    private int requiredAcks(String key) {
-        if (replicaAcks != AUTO_ACKS) {
-            return replicaAcks;
-        }
-        // A failed connect is thrown, not taken for "no replicas": the write would only meet the
-        // cached failure, and the caller is told this connect's own cause.
-        if (cluster) {
-            commands();
-            return replicasOf(key) > 0 ? 1 : 0;
-        }
-        if (knownReplicas < 0) {
-            commands(); // learns the count
-        }
-        if (System.nanoTime() - replicasCheckedAt > REPLICA_RECHECK_NANOS) {
-            recheckReplicas();
-        }
-        return knownReplicas > 0 || hadReplicas ? 1 : 0;
-    }
-
-    /** Reads the replica count again in the background; the next writes use it. */
-    @SuppressWarnings("unchecked")
-    private void recheckReplicas() {
-        replicasCheckedAt = System.nanoTime();
-        StatefulConnection<String, String> c = connection;
-        if (c == null || cluster) {
-            return;
-        }
-        ((StatefulRedisConnection<String, String>) c).async().info("replication").thenAccept(this::learnReplicas);
-    }
-
-    private static final Pattern CONNECTED_REPLICAS = Pattern.compile("connected_slaves:(\\d+)");
-    private static final Pattern REPLICATION_ID = Pattern.compile("master_replid:(\\w+)");
-
-    /**
-     * Takes in what {@code INFO replication} says. A master that has had a replica keeps needing
-     * one acknowledgement even when it reports none connected: a master cut off from its replicas is
-     * the one whose grants a failover loses, so it must stop granting rather than carry on alone. A
-     * new master (a new replication ID: promoted, or restarted) is learned afresh.
-     */
-    private void learnReplicas(String info) {
-        String text = info == null ? "" : info;
-        Matcher m = CONNECTED_REPLICAS.matcher(text);
-        int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
-        Matcher id = REPLICATION_ID.matcher(text);
-        String replicationId = id.find() ? id.group(1) : null;
-        // Its own lock, not the store's: this runs on a Netty thread, which must never wait for a
-        // connect that holds the store's lock (and may need that very thread).
-        synchronized (replicaLock) {
-            if (replicationId == null || !replicationId.equals(knownReplicationId)) {
-                knownReplicationId = replicationId;
-                hadReplicas = false;
-            }
-            hadReplicas |= n > 0;
-            knownReplicas = n;
-            replicasCheckedAt = System.nanoTime();
-        }
-    }
-
-    private final Object replicaLock = new Object();
-
-    /** The replicas the client's topology shows for the master of this key's slot, not marked failed. */
-    private int replicasOf(String key) {
-        RedisClusterNode master = ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()
-                .getPartitionBySlot(SlotHash.getSlot(key));
-        if (master == null) {
-            return 0;
-        }
-        int n = 0;
-        for (RedisClusterNode node : ((StatefulRedisClusterConnection<String, String>) connection).getPartitions()) {
-            if (master.getNodeId().equals(node.getSlaveOf()) && !node.is(RedisClusterNode.NodeFlag.FAIL)
-                    && !node.is(RedisClusterNode.NodeFlag.EVENTUAL_FAIL)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** The client's connection to the master of this key's slot: the one the key's commands went over. */
-    private StatefulRedisConnection<String, String> masterConnection(String key) {
-        StatefulRedisClusterConnection<String, String> c = (StatefulRedisClusterConnection<String, String>) connection;
-        RedisClusterNode master = c.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
-        return c.getConnection(master.getUri().getHost(), master.getUri().getPort());
-    }
-
     /** Best effort: frees a token that was granted but not acknowledged. */
     private void giveBack(String name, String token) {
         try {
@@ -562,10 +461,7 @@ public final class RedisLockStore implements LockStore {
     }
 
     private StoreUnavailableException notAcknowledged(String what, Acked a, String consequence) {
-        recheckReplicas();
-        return new StoreUnavailableException(what + " on " + description + ", but only " + a.acks() + " of " + a.required()
-                + " replicas acknowledged it within " + replicaAckTimeout.toMillis() + " ms (" + consequence
-                + "): check the replicas, or set turnstile.replicaAcks (0: do not wait)", null);
+        return replicaAcks.notAcknowledged(what, description, a.acks(), a.required(), consequence);
     }
 
     /**
@@ -656,8 +552,8 @@ public final class RedisLockStore implements LockStore {
                         c0 = connector.get();
                         sync = syncOf.apply(c0);
                         try {
-                            if (!cluster && replicaAcks == AUTO_ACKS) {
-                                learnReplicas(sync.info("replication"));
+                            if (replicaAcks.learnsAtConnect()) {
+                                replicaAcks.learn(sync.info("replication"));
                             }
                         } catch (RedisException e) {
                             // Not connected until the replica count is known (a user without INFO
@@ -718,8 +614,8 @@ public final class RedisLockStore implements LockStore {
         private final boolean cluster;
         private String prefix = DEFAULT_PREFIX;
         private String description;
-        private int replicaAcks = AUTO_ACKS;
-        private Duration replicaAckTimeout = DEFAULT_ACK_TIMEOUT;
+        private int replicaAcks = ReplicaAcks.AUTO;
+        private Duration replicaAckTimeout = ReplicaAcks.DEFAULT_TIMEOUT;
         private String passwordUser;
         private boolean tls;
         private final List<AutoCloseable> owned = new ArrayList<>();

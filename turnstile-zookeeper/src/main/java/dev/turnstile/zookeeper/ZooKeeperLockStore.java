@@ -19,7 +19,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,10 +26,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -127,36 +124,18 @@ public final class ZooKeeperLockStore implements LockStore {
     private final Map<String, Found> ownNodes = new ConcurrentHashMap<>();
     /** Re-arms release watches and proves the session alive while leases are held. */
     private final ScheduledExecutorService watchThread;
-    private final ConnectionStateListener stateListener = this::stateChanged;
-    private volatile ConnectionState state = ConnectionState.CONNECTED;
-    /** The held leases' proofs (see {@link #watchLease}), by token. */
-    private final Map<String, LeaseProof> proofs = new ConcurrentHashMap<>();
-    /**
-     * When (nanoTime) the latest request that got an answer was sent: the server heard from this
-     * session then, so it cannot expire it before that plus the session timeout.
-     */
-    private final java.util.concurrent.atomic.AtomicLong lastContact = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
-    /** The session the held leases' nodes belong to (0 before the first connection). */
-    private volatile long sessionId;
-    private final long configuredSessionTimeoutMs;
+    /** The session as the proof of the held leases. */
+    private final SessionGuard session;
+    private final ConnectionStateListener stateListener;
     private volatile boolean closed;
-    /** How long a place in line lasts after its last write (see {@link Builder#queueTimeout}). */
-    private final long queueTimeoutMs;
-    /** The places in line of this store's waiting acquires, by token. */
-    private final Map<String, Place> places = new ConcurrentHashMap<>();
-    /** This store's release listeners by lock name (see {@link #watchReleases}). */
-    private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong wakeUps = new java.util.concurrent.atomic.AtomicLong();
-    /** The {@link #lastContact} last handed to the held leases as their proof limit (see {@link #contact}). */
-    private final java.util.concurrent.atomic.AtomicLong publishedContact = new java.util.concurrent.atomic.AtomicLong();
+    /** The places in line of this store's waiting acquires. */
+    private final WaitingLine line;
     /**
-     * Ends hold markers and sweeps expired ones (see {@link #endHold}, {@link #sweepHolds}): their
-     * own thread, so that this I/O never delays the session heartbeat on {@link #watchThread}.
+     * Ends hold markers and sweeps expired ones ({@link HoldMarkers}), and re-arms lease watches:
+     * its own thread, so that this I/O never delays the session heartbeat on {@link #watchThread}.
      */
     private final ScheduledExecutorService sweepThread;
-    private final long holdSweepIntervalMs;
-    /** Where the next periodic sweep starts among the lock names (guarded by the sweep thread). */
-    private int sweepCursor;
+    private final HoldMarkers holds;
 
     private ZooKeeperLockStore(Builder b) {
         this.client = b.client;
@@ -164,25 +143,21 @@ public final class ZooKeeperLockStore implements LockStore {
         this.base = b.basePath;
         this.description = b.description != null ? b.description : "zookeeper (" + b.client.getZookeeperClient().getCurrentConnectionString()
                 + ", " + base + ")";
-        this.configuredSessionTimeoutMs = b.sessionTimeoutMs;
-        this.queueTimeoutMs = b.queueTimeoutMs;
         this.watchThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "turnstile-zookeeper-watch");
             t.setDaemon(true);
             return t;
         });
+        this.session = new SessionGuard(client, b.sessionTimeoutMs, watchThread, () -> closed, this::forgetSessionNodes);
+        this.line = new WaitingLine(this, client, session, watchThread, b.queueTimeoutMs);
+        this.stateListener = session::stateChanged;
         client.getConnectionStateListenable().addListener(stateListener);
-        long beat = Math.max(50, sessionTimeoutMs() / 4);
-        watchThread.scheduleWithFixedDelay(this::proveSession, beat, beat, TimeUnit.MILLISECONDS);
-        long touch = Math.max(10, queueTimeoutMs / 3);
-        watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
-        this.holdSweepIntervalMs = b.holdSweepIntervalMs;
         this.sweepThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "turnstile-zookeeper-sweep");
             t.setDaemon(true);
             return t;
         });
-        sweepThread.scheduleWithFixedDelay(this::sweepHolds, holdSweepIntervalMs, holdSweepIntervalMs, TimeUnit.MILLISECONDS);
+        this.holds = new HoldMarkers(this, client, base, sweepThread, b.holdSweepIntervalMs);
     }
 
     /**
@@ -200,152 +175,36 @@ public final class ZooKeeperLockStore implements LockStore {
         return new Builder(client);
     }
 
-    /**
-     * Sessions and leases (docs/design.md, rule 8, with the session timeout in the TTL's role). The
-     * server may expire the session as soon as the session timeout has passed since it last heard
-     * from this client, and then let another client in; a frozen or cut-off process never sees that
-     * happen. So every held lease is proven, always and not only once the connection is SUSPENDED,
-     * only until the send time of the last answered request plus the session timeout, less a margin
-     * for the two clocks' rates ({@link #proofLimit}); the lease's local deadline is never later. The
-     * store keeps that send time recent while it holds leases (a cheap request every quarter of the
-     * session timeout, {@link #proveSession}) and moves the limit on after each answer. RECONNECTED
-     * in the same session proves the session at once; LOST, or a reconnection in a new session,
-     * ends every lease at once.
-     */
-    private void stateChanged(CuratorFramework c, ConnectionState newState) {
-        state = newState;
-        switch (newState) {
-            case SUSPENDED -> {
-                long limit = proofLimit();
-                proofs.values().forEach(p -> p.provenUntil(limit));
-            }
-            case LOST -> sessionEnded("the ZooKeeper session was lost (expired, or the connection stayed down past its timeout)");
-            case CONNECTED, RECONNECTED -> {
-                everConnected = true;
-                long id = currentSessionId();
-                if (sessionId != 0 && id != sessionId) {
-                    sessionEnded("the ZooKeeper session expired: the client reconnected in a new session");
-                } else if (!proofs.isEmpty()) {
-                    // Still the leases' session: prove it now rather than at the next beat, so a long
-                    // suspension does not leave the leases with a limit about to pass.
-                    try {
-                        watchThread.execute(this::proveSession);
-                    } catch (RejectedExecutionException closing) {
-                        // the store is closing
-                    }
-                }
-                sessionId = id;
-            }
-            default -> { }
-        }
-    }
-
-    private void sessionEnded(String reason) {
-        // The server has dropped (or will drop) every ephemeral node of the session.
+    /** The session's ephemeral nodes are gone with it: forgets this store's leases' nodes and its places in line. */
+    private void forgetSessionNodes() {
         ownNodes.clear();
-        places.values().forEach(p -> p.open = false);
-        places.clear();
-        List<LeaseProof> all = new ArrayList<>(proofs.values());
-        proofs.clear();
-        all.forEach(p -> p.lost(reason));
-    }
-
-    private long proofLimit() {
-        return lastContact.get() + sessionBoundNanos();
-    }
-
-    /** The session timeout less a margin for the two clocks' rates: how long one answer vouches for the session. */
-    private long sessionBoundNanos() {
-        long timeout = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs());
-        return timeout - Math.max(timeout / 10, TimeUnit.MILLISECONDS.toNanos(20));
+        line.forgetPlaces();
     }
 
     /**
-     * The negotiated session timeout (the configured one before the first connection) less a tenth
-     * of it: every lease's local deadline is at most that long after the store's last answered request.
+     * The session timeout (negotiated; the configured one before the first connection) less a
+     * tenth of it: every lease's local deadline is at most that long after the store's last
+     * answered request.
      */
     @Override
     public Optional<Duration> sessionBound() {
-        return Optional.of(Duration.ofNanos(sessionBoundNanos()));
+        return Optional.of(Duration.ofNanos(session.sessionBoundNanos()));
     }
 
     /** The negotiated session timeout, or the configured one before the first connection. */
     long sessionTimeoutMs() {
-        int negotiated = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-        return negotiated > 0 ? negotiated : configuredSessionTimeoutMs;
-    }
-
-    private long currentSessionId() {
-        try {
-            return client.getZookeeperClient().getZooKeeper().getSessionId();
-        } catch (Exception e) {
-            return 0;
-        }
-    }
-
-    /**
-     * A request answered: the session was alive on the server when it was sent. Moves the held
-     * leases' proof limit on once it has moved by a sixteenth of the session timeout, so that
-     * leases are not called on every request.
-     */
-    private void contact(long sentNanos) {
-        long latest = lastContact.accumulateAndGet(sentNanos, (a, b) -> b - a > 0 ? b : a);
-        long published = publishedContact.get();
-        if (!proofs.isEmpty() && latest - published > TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs()) / 16
-                && publishedContact.compareAndSet(published, latest)) {
-            publishProofLimit();
-        }
-    }
-
-    /**
-     * Hands every held lease the limit of its proof ({@link #proofLimit}). Only while the client is
-     * still in the leases' session: after an expiry the state listener ends them instead, and an
-     * answer in a new session proves nothing about the old one.
-     */
-    private void publishProofLimit() {
-        if (sessionId != 0 && currentSessionId() != sessionId) {
-            return;
-        }
-        long limit = proofLimit();
-        proofs.values().forEach(p -> p.provenUntil(limit));
-    }
-
-    /**
-     * Keeps {@link #lastContact} recent while leases are held, and so their deadlines ahead: a
-     * lease is proven only until the last answered request plus the session timeout.
-     */
-    private void proveSession() {
-        if (proofs.isEmpty() || closed || state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
-            return;
-        }
-        long t0 = System.nanoTime();
-        try {
-            client.checkExists().forPath("/");
-            lastContact.accumulateAndGet(t0, (a, b) -> b - a > 0 ? b : a);
-            publishedContact.set(lastContact.get());
-            publishProofLimit();
-        } catch (Exception e) {
-            log.debug("session heartbeat failed: {}", e.toString());
-        }
+        return session.sessionTimeoutMs();
     }
 
     @Override
     public ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
-        proofs.put(token, proof);
-        ConnectionState s = state;
-        if (s == ConnectionState.LOST) {
-            proofs.remove(token, proof);
-            proof.lost("the ZooKeeper session was lost");
-        } else {
-            // Bounded from the start: a process frozen from now on has its lease end locally before
-            // the server can expire its session (the heartbeat moves the limit on while it lives).
-            proof.provenUntil(proofLimit());
+        if (session.watch(token, proof)) {
             Found own = ownNodes.get(token);
             if (own != null) {
                 new LeaseNodeWatch(own.path(), token, proof).armLater();
             }
         }
-        return () -> proofs.remove(token, proof);
+        return () -> session.unwatch(token, proof);
     }
 
     /**
@@ -368,7 +227,7 @@ public final class ZooKeeperLockStore implements LockStore {
         }
 
         private boolean watching() {
-            return proofs.get(token) == proof && !closed;
+            return session.watching(token, proof) && !closed;
         }
 
         /**
@@ -428,7 +287,7 @@ public final class ZooKeeperLockStore implements LockStore {
      * transaction's zxid (the new node's czxid, the fence), its time (the new node's ctime, a fresh
      * reading of the server's clock) and whether the new node is the parent's only child.
      */
-    private record Created(String path, long czxid, long ctime, boolean alone) {}
+    record Created(String path, long czxid, long ctime, boolean alone) {}
 
     /**
      * Creates an ephemeral sequential node under the lock's parent and, in the same transaction,
@@ -438,7 +297,7 @@ public final class ZooKeeperLockStore implements LockStore {
      * create sent twice (Curator retries a transaction cut by a connection loss) is recognised as this
      * caller's own and removed by token.
      */
-    private Created create(String parent, String token, byte[] data) throws Exception {
+    Created create(String parent, String token, byte[] data) throws Exception {
         String prefix = parent + "/" + nodePrefix(token);
         for (int attempt = 0; ; attempt++) {
             List<CuratorTransactionResult> results;
@@ -448,7 +307,7 @@ public final class ZooKeeperLockStore implements LockStore {
                         client.transactionOp().setData().forPath(parent, EMPTY));
             } catch (KeeperException.NoNodeException noParent) {
                 // No parent yet, or an empty one removed meanwhile (by the server's container reaper,
-                // or by a store ending a hold marker, see deleteIfEmpty): make it again, a few times.
+                // or by a store ending a hold marker, see HoldMarkers): make it again, a few times.
                 if (attempt >= 3) {
                     throw noParent;
                 }
@@ -480,7 +339,7 @@ public final class ZooKeeperLockStore implements LockStore {
     public Optional<Grant> tryAcquire(AcquireRequest request) {
         checkOpen();
         if (request.waiting()) {
-            return waitInLine(request);
+            return line.waitInLine(request);
         }
         String parent = lockPath(request.name());
         long ttlMs = Math.max(1, request.ttl().toMillis());
@@ -492,7 +351,7 @@ public final class ZooKeeperLockStore implements LockStore {
         } catch (Exception e) {
             throw failure("acquiring lock '" + request.name() + "'", e);
         }
-        contacted(t0);
+        session.contacted(t0);
         long grantedAt = System.nanoTime();
         boolean granted = false;
         Stat stat = createdStat(c);
@@ -538,13 +397,6 @@ public final class ZooKeeperLockStore implements LockStore {
         return s;
     }
 
-    private void contacted(long sentNanos) {
-        contact(sentNanos);
-        if (sessionId == 0) {
-            sessionId = currentSessionId();
-        }
-    }
-
     /**
      * Whether no unexpired lease or place is ahead of the node with sequence {@code seq}: deletes the
      * expired ones it meets (with their version, so that one extended or touched meanwhile survives
@@ -563,7 +415,7 @@ public final class ZooKeeperLockStore implements LockStore {
      * receives the expiry (server time) of the first unexpired node ahead. If {@code mine} is given
      * and that node is not among the children, returns {@link #MISSING}.
      */
-    private String ahead(String parent, long seq, long now, String token, long[] blocker, String mine) {
+    String ahead(String parent, long seq, long now, String token, long[] blocker, String mine) {
         String own = nodePrefix(token);
         while (true) {
             List<String> children = children(parent);
@@ -633,222 +485,26 @@ public final class ZooKeeperLockStore implements LockStore {
 
     // --- the waiting line ------------------------------------------------------------------------
 
-    /**
-     * A waiting acquire's place in line: its own sequential node (data {@code "queued":true}) kept
-     * from try to try (all tries of one wait carry one token). It holds nothing; it keeps the nodes
-     * behind it waiting, and the lock passes to it when nothing unexpired is ahead: a versioned write
-     * of lease data makes it the holder (its czxid is the fence, the write's mtime the lease's start).
-     * It watches only the nearest node ahead of it, and is woken when that node is deleted. The store
-     * touches it every third of {@link #queueTimeoutMs}; a place not written for that long (its
-     * process frozen) is expired, and whoever meets it at the front deletes it.
-     */
-    private final class Place implements CuratorWatcher {
-        final String name;
-        final String parent;
-        final String path;
-        final long seq;
-        final long czxid;
-        final NodeData data;
-        /** Guarded by this: the node's data version as this store last wrote it. */
-        int version;
-        /** The server time (epoch ms) of this place's last write, and when (nanoTime) it was learnt. */
-        volatile long serverNow;
-        volatile long serverNowAt;
-        volatile long lastTry = System.nanoTime();
-        volatile boolean open = true;
-        volatile String watched;
-
-        Place(String name, String parent, Created c, NodeData data) {
-            this.name = name;
-            this.parent = parent;
-            this.path = c.path();
-            this.seq = sequence(c.path());
-            this.czxid = c.czxid();
-            this.data = data;
-            this.serverNow = c.ctime();
-            this.serverNowAt = System.nanoTime();
-        }
-
-        /**
-         * Writes the place again, so it does not expire: the write's mtime is a fresh server time.
-         * False if the place is lost (deleted as expired, or its session's nodes went); true if
-         * written, or if it is no longer a place (promoted or dropped), which must not be touched.
-         */
-        synchronized boolean touch() throws Exception {
-            if (!open) {
-                return true;
-            }
-            long t0 = System.nanoTime();
-            try {
-                Stat s = client.setData().withVersion(version).forPath(path, data.bytes());
-                version = s.getVersion();
-                serverNow = s.getMtime();
-                serverNowAt = t0;
-                contact(t0);
-                return true;
-            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
-                return false;
-            }
-        }
-
-        @Override
-        public void process(WatchedEvent event) {
-            if (!open || event.getType() == Watcher.Event.EventType.None) {
-                return;
-            }
-            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                wake(this);
-                return;
-            }
-            // The node ahead was written (promoted to holder, extended, touched): still ahead, so
-            // watch it again without waking the waiter; if it went meanwhile, wake it.
-            try {
-                watchThread.execute(() -> {
-                    String w = watched;
-                    try {
-                        if (open && w != null && client.checkExists().usingWatcher(this).forPath(w) == null) {
-                            wake(this);
-                        }
-                    } catch (Exception e) {
-                        wake(this); // the waiter looks for itself
-                    }
-                });
-            } catch (RejectedExecutionException closing) {
-                // the store is closing
-            }
-        }
-    }
-
-    /** Tells this store's waiters on the place's lock that the node ahead of it went. */
-    private void wake(Place p) {
-        wakeUps.incrementAndGet();
-        for (ReleaseListener l : listeners.getOrDefault(p.name, Set.of())) {
-            l.released(null);
-        }
-    }
-
-    private Optional<Grant> waitInLine(AcquireRequest r) {
-        String parent = lockPath(r.name());
-        long ttlMs = Math.max(1, r.ttl().toMillis());
-        try {
-            for (int round = 0; round < 2; round++) {
-                Place p = places.get(r.token());
-                if (p == null || !p.parent.equals(parent)) {
-                    NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
-                    long t0 = System.nanoTime();
-                    Created c = create(parent, r.token(), data.bytes());
-                    contacted(t0);
-                    p = new Place(r.name(), parent, c, data);
-                    places.put(r.token(), p);
-                    if (c.alone()) {
-                        return promote(p, r, ttlMs);
-                    }
-                }
-                p.lastTry = System.nanoTime();
-                long[] blocker = {Long.MIN_VALUE};
-                String mine = p.path.substring(parent.length() + 1);
-                String before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
-                if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
-                    // The node in front may have expired since this place last heard the server's
-                    // time: touch the place for a fresh one, and look again.
-                    if (!p.touch()) {
-                        drop(r.token(), p);
-                        continue;
-                    }
-                    before = ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
-                }
-                if (before == null) {
-                    return promote(p, r, ttlMs);
-                }
-                if (before.isEmpty()) {
-                    drop(r.token(), p); // expired and deleted by another, or the session's nodes went
-                    continue;
-                }
-                p.watched = parent + "/" + before;
-                if (client.checkExists().usingWatcher(p).forPath(p.watched) == null) {
-                    wake(p); // gone already: the waiter tries again at once
-                }
-                return Optional.empty();
-            }
-            return Optional.empty();
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw failure("waiting in line for lock '" + r.name() + "'", e);
-        }
-    }
-
-    /** Makes the place the holder: a versioned write of lease data (its mtime starts the lease). */
-    private Optional<Grant> promote(Place p, AcquireRequest r, long ttlMs) throws Exception {
-        NodeData lease = NodeData.lease(r.owner(), r.token(), ttlMs, "mtime", System.currentTimeMillis());
-        Stat written;
-        synchronized (p) {
-            if (!p.open) {
-                places.remove(r.token(), p);
-                return Optional.empty();
-            }
-            long t0 = System.nanoTime();
-            try {
-                written = client.setData().withVersion(p.version).forPath(p.path, lease.bytes());
-            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
-                drop(r.token(), p);
-                return Optional.empty();
-            }
-            contact(t0);
-            p.open = false;
-            places.remove(r.token(), p);
-        }
-        ownNodes.put(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
-        return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
-                Instant.ofEpochMilli(written.getMtime() + ttlMs)));
-    }
-
-    /**
-     * Forgets a place and deletes its node if it is still there; nothing if it is no longer a place:
-     * a promoted place is a lease now, and only its release may delete it.
-     */
-    private void drop(String token, Place p) {
-        synchronized (p) {
-            if (!p.open) {
-                return;
-            }
-            p.open = false;
-        }
-        places.remove(token, p);
-        deleteQuietly(p.path, p.name);
-    }
-
     @Override
     public void stopWaiting(String name, String token) {
-        Place p = places.get(token);
-        if (p != null && !closed) {
-            drop(token, p);
-        }
-    }
-
-    /** Keeps the live places from expiring; drops those whose waiter stopped asking long ago. */
-    private void touchPlaces() {
-        long abandoned = TimeUnit.MILLISECONDS.toNanos(Math.max(30_000, 10 * queueTimeoutMs));
-        for (Map.Entry<String, Place> e : places.entrySet()) {
-            Place p = e.getValue();
-            try {
-                if (System.nanoTime() - p.lastTry > abandoned || !p.touch()) {
-                    drop(e.getKey(), p);
-                }
-            } catch (Exception failed) {
-                log.debug("could not touch the waiting place {}: {}", p.path, failed.toString());
-            }
+        if (!closed) {
+            line.stopWaiting(token);
         }
     }
 
     /** How many times a watch on a node ahead woke this store's waiters (for tests). */
     long wakeUps() {
-        return wakeUps.get();
+        return line.wakeUps();
     }
 
     /** How many places in line this store keeps now (for tests). */
     int places() {
-        return places.size();
+        return line.places();
+    }
+
+    /** Records a lease this store was granted, for its release and extend (see {@link WaitingLine}). */
+    void granted(String token, Found lease) {
+        ownNodes.put(token, lease);
     }
 
     // --- extend and release -----------------------------------------------------------------
@@ -859,7 +515,7 @@ public final class ZooKeeperLockStore implements LockStore {
      * its creation; see {@link NodeData#leaseStartMs}) and, where this store granted it, when
      * ({@code nanoTime}) the acquiring write's answer arrived, else 0.
      */
-    private record Found(String path, Stat stat, NodeData data, long acquiredAtMs, long grantedNanos) {}
+    record Found(String path, Stat stat, NodeData data, long acquiredAtMs, long grantedNanos) {}
 
     /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
     private Found find(String name, String token) {
@@ -928,7 +584,7 @@ public final class ZooKeeperLockStore implements LockStore {
             } catch (Exception e) {
                 throw failure("extending lock '" + name + "'", e);
             }
-            contact(t0);
+            session.contact(t0);
             // The write's mtime is the server's clock at the extend: if the lease had run out by
             // then, a contender may already have judged it expired, so the extend does not count.
             if (written.getMtime() >= expiredAt) {
@@ -1047,8 +703,8 @@ public final class ZooKeeperLockStore implements LockStore {
      * this process lives on. A stale marker (expired, or left by a lease that was force-released) is
      * replaced. The same transaction writes the lock's parent, whose mtime tells the server's time,
      * and so how long the hold has left: this store removes the marker (and the then empty parent)
-     * when it ends ({@link #endHold}); should this process be gone by then, any store's periodic
-     * sweep does ({@link #sweepHolds}).
+     * when it ends; should this process be gone by then, any store's periodic sweep does (both in
+     * {@link HoldMarkers}).
      */
     private void holdUntil(String name, Found f, Duration lockAtLeastFor) throws Exception {
         String parent = lockPath(name);
@@ -1064,7 +720,7 @@ public final class ZooKeeperLockStore implements LockStore {
         ops.add(client.transactionOp().setData().forPath(parent, EMPTY));
         List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
         long serverNow = results.get(results.size() - 1).getResultStat().getMtime();
-        scheduleEndHold(parent, f.stat().getCzxid(), until - serverNow, 0);
+        holds.endWhenOver(parent, f.stat().getCzxid(), until - serverNow);
     }
 
     // --- listing and administration -----------------------------------------------------------
@@ -1174,125 +830,6 @@ public final class ZooKeeperLockStore implements LockStore {
         }
     }
 
-    // --- ending hold markers -------------------------------------------------------------------
-
-    /**
-     * Hold markers are persistent (they must outlive the process that made them), so nothing of the
-     * server's removes them: the store that made one removes it when its hold ends, and every store
-     * sweeps the base path now and then for markers whose hold has ended, so that one left by a
-     * process that is gone goes too. Both judge on the server's clock and delete with the version
-     * they read (a marker rewritten meanwhile is someone's new hold and stays), and then remove the
-     * lock's parent if it is empty (again versioned: an acquire writes the parent, so a parent in
-     * use stays; an acquire that finds its parent gone makes it again).
-     */
-    private void scheduleEndHold(String parent, long fence, long inMs, int attempt) {
-        try {
-            sweepThread.schedule(() -> endHold(parent, fence, attempt), Math.max(0, inMs) + 20, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException closing) {
-            // the store is closing: another store's sweep removes the marker
-        }
-    }
-
-    /** Removes the hold marker of the lease with fence {@code fence} once its hold has ended. */
-    private void endHold(String parent, long fence, int attempt) {
-        if (closed) {
-            return;
-        }
-        String hold = parent + "/" + HOLD;
-        try {
-            Stat stat = new Stat();
-            NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(hold));
-            if (data.fence() == null || data.fence() != fence || data.untilMs() == null) {
-                return; // another lease's hold now: its own store (or the sweep) ends it
-            }
-            long left = data.untilMs() - serverNow();
-            if (left > 0) {
-                if (attempt < MAX_RACES) {
-                    scheduleEndHold(parent, fence, left, attempt + 1); // the clocks' rates differ a little
-                }
-                return;
-            }
-            if (deleteExpired(hold, stat)) {
-                deleteIfEmpty(parent);
-            }
-        } catch (KeeperException.NoNodeException gone) {
-            // removed already (a later acquire of the lock, a force-release, a sweep)
-        } catch (Exception e) {
-            log.debug("could not remove the ended hold marker {} yet (the periodic sweep will): {}", hold, e.toString());
-        }
-    }
-
-    /** Deletes an ended marker with the version read: false if it was rewritten or removed meanwhile. */
-    private boolean deleteExpired(String path, Stat read) throws Exception {
-        try {
-            client.delete().withVersion(read.getVersion()).forPath(path);
-            return true;
-        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException raced) {
-            return false;
-        }
-    }
-
-    /** Deletes a lock's parent if it has no children and nobody wrote it since it was read. */
-    private void deleteIfEmpty(String parent) throws Exception {
-        Stat stat = client.checkExists().forPath(parent);
-        if (stat == null || stat.getNumChildren() > 0) {
-            return;
-        }
-        try {
-            client.delete().withVersion(stat.getVersion()).forPath(parent);
-        } catch (KeeperException.NoNodeException | KeeperException.NotEmptyException | KeeperException.BadVersionException inUse) {
-            // gone already, or an acquire got there first: the parent is in use again
-        }
-    }
-
-    /** How many lock names one periodic sweep looks at, so that a sweep's cost stays bounded. */
-    static final int SWEEP_BATCH = 100;
-
-    /**
-     * The periodic sweep: looks at up to {@link #SWEEP_BATCH} lock names (the next ones after the
-     * last sweep's, in name order, so that every name is looked at in turn), and removes the hold
-     * markers among them whose hold has ended by the server's clock, with the then empty parents.
-     */
-    void sweepHolds() {
-        if (closed || state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
-            return;
-        }
-        try {
-            List<String> names = new ArrayList<>(client.getChildren().forPath(base + "/locks"));
-            if (names.isEmpty()) {
-                return;
-            }
-            names.sort(null);
-            int from = sweepCursor % names.size();
-            int count = Math.min(SWEEP_BATCH, names.size());
-            sweepCursor = from + count;
-            long now = Long.MIN_VALUE;
-            for (int i = 0; i < count && !closed; i++) {
-                String parent = base + "/locks/" + names.get((from + i) % names.size());
-                Stat stat = new Stat();
-                NodeData data;
-                try {
-                    data = NodeData.parse(client.getData().storingStatIn(stat).forPath(parent + "/" + HOLD));
-                } catch (KeeperException.NoNodeException none) {
-                    continue;
-                }
-                if (data.untilMs() == null) {
-                    continue; // not a marker Turnstile wrote: not ours to judge
-                }
-                if (now == Long.MIN_VALUE) {
-                    now = serverNow();
-                }
-                if (data.untilMs() <= now && deleteExpired(parent + "/" + HOLD, stat)) {
-                    deleteIfEmpty(parent);
-                }
-            }
-        } catch (KeeperException.NoNodeException none) {
-            // no lock was ever taken under this base path
-        } catch (Exception e) {
-            log.debug("sweeping ended hold markers under {} failed (next sweep in {} ms): {}", base, holdSweepIntervalMs, e.toString());
-        }
-    }
-
     // --- release notifications ------------------------------------------------------------------
 
     /**
@@ -1303,15 +840,7 @@ public final class ZooKeeperLockStore implements LockStore {
     @Override
     public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
         checkOpen();
-        listeners.compute(name, (n, s) -> {
-            Set<ReleaseListener> set = s != null ? s : ConcurrentHashMap.newKeySet();
-            set.add(listener);
-            return set;
-        });
-        return () -> listeners.computeIfPresent(name, (n, s) -> {
-            s.remove(listener);
-            return s.isEmpty() ? null : s;
-        });
+        return line.watchReleases(name, listener);
     }
 
     // --- plumbing ------------------------------------------------------------------------------
@@ -1333,13 +862,13 @@ public final class ZooKeeperLockStore implements LockStore {
         if (ownsClient) {
             // Closing our own client ends the session, and the server drops the held locks' nodes
             // at once: their leases are lost now, and must say so before anyone else can be let in.
-            sessionEnded("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
+            session.end("the store was closed, and its ZooKeeper session (with the nodes of its held locks) with it");
             // ZooKeeper's close sends closeSession and waits for it even when no server answers
             // (until its connect attempts give up: 10 s and more for a silent port). No close may
             // hang: wait one connect timeout, then let a daemon thread finish it. A client that
             // never connected has no session on any server to end, so there is nothing to wait
             // for: after a failed connect, close costs nothing on top of the connect timeout.
-            boolean noSession = !everConnected && !client.getZookeeperClient().isConnected();
+            boolean noSession = !session.everConnected() && !client.getZookeeperClient().isConnected();
             Thread closer = new Thread(client::close, "turnstile-zookeeper-close");
             closer.setDaemon(true);
             closer.start();
@@ -1351,6 +880,11 @@ public final class ZooKeeperLockStore implements LockStore {
         }
     }
 
+    /** Whether the connection is up (not suspended, not lost): background work waits otherwise. */
+    boolean isConnected() {
+        return session.isConnected();
+    }
+
     @Override
     public boolean isClosed() {
         return closed;
@@ -1360,8 +894,6 @@ public final class ZooKeeperLockStore implements LockStore {
     private static final long CONNECT_RETRY_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private volatile long connectFailedAt;
     private volatile boolean connectFailed;
-    /** Whether the client ever had a session, which close must then end on the server. */
-    private volatile boolean everConnected;
 
     /**
      * Refuses calls on a closed store, and waits for a connection at most the client's connection
@@ -1373,7 +905,7 @@ public final class ZooKeeperLockStore implements LockStore {
             throw new IllegalStateException("the ZooKeeper lock store " + description + " is closed");
         }
         if (client.getZookeeperClient().isConnected()) {
-            everConnected = true;
+            session.connected();
             connectFailed = false;
             return;
         }
@@ -1393,7 +925,7 @@ public final class ZooKeeperLockStore implements LockStore {
             connectFailure = Unreachable.diagnose(client.getZookeeperClient().getCurrentConnectionString());
             throw unreachable();
         }
-        everConnected = true;
+        session.connected();
         connectFailed = false;
     }
 
@@ -1409,11 +941,7 @@ public final class ZooKeeperLockStore implements LockStore {
 
     /** While the session is not proven alive, a lease cannot be renewed; once it is lost, never. */
     private void checkSession(String what) {
-        ConnectionState s = state;
-        if (s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) {
-            throw new StoreUnavailableException(what + " on " + description + " failed: the ZooKeeper connection is "
-                    + s.name().toLowerCase(java.util.Locale.ROOT), null);
-        }
+        session.check(what, description);
     }
 
     /**
@@ -1421,7 +949,7 @@ public final class ZooKeeperLockStore implements LockStore {
      * has the server's answer before it returns, also on an interrupted thread: a waiter that stopped
      * waiting has left the line by then, not a few milliseconds later.
      */
-    private void deleteQuietly(String path, String name) {
+    void deleteQuietly(String path, String name) {
         uninterrupted(() -> {
             try {
                 client.delete().guaranteed().forPath(path);
@@ -1518,7 +1046,7 @@ public final class ZooKeeperLockStore implements LockStore {
         return URLDecoder.decode(node, StandardCharsets.UTF_8);
     }
 
-    private RuntimeException failure(String what, Exception e) {
+    RuntimeException failure(String what, Exception e) {
         if (e instanceof InterruptedException) {
             Thread.currentThread().interrupt();
         }

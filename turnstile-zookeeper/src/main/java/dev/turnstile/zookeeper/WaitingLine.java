@@ -1,0 +1,297 @@
+package dev.turnstile.zookeeper;
+
+import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.zookeeper.ZooKeeperLockStore.Created;
+import dev.turnstile.zookeeper.ZooKeeperLockStore.Found;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The waiting line of a ZooKeeper store's waiting acquires: each keeps its node as its place in
+ * line from try to try, watches only the node ahead of it (so a release wakes one waiter, by the
+ * server: no herd), and becomes the holder by a versioned write of lease data when nothing
+ * unexpired is ahead. Places are rewritten every third of the queue timeout, so a frozen waiter
+ * holds the line up for no longer than that; see {@link ZooKeeperLockStore} for the whole design.
+ */
+final class WaitingLine {
+    private static final Logger log = LoggerFactory.getLogger(WaitingLine.class);
+
+    private final ZooKeeperLockStore store;
+    private final CuratorFramework client;
+    private final SessionGuard session;
+    private final ScheduledExecutorService watchThread;
+    /** How long a place in line lasts after its last write (see {@link ZooKeeperLockStore.Builder#queueTimeout}). */
+    private final long queueTimeoutMs;
+    /** The places in line of this store's waiting acquires, by token. */
+    private final Map<String, Place> places = new ConcurrentHashMap<>();
+    /** This store's release listeners by lock name (see {@link #watchReleases}). */
+    private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
+    private final AtomicLong wakeUps = new AtomicLong();
+
+    WaitingLine(ZooKeeperLockStore store, CuratorFramework client, SessionGuard session, ScheduledExecutorService watchThread,
+            long queueTimeoutMs) {
+        this.store = store;
+        this.client = client;
+        this.session = session;
+        this.watchThread = watchThread;
+        this.queueTimeoutMs = queueTimeoutMs;
+        long touch = Math.max(10, queueTimeoutMs / 3);
+        watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * A waiting acquire's place in line: its own sequential node (data {@code "queued":true}) kept
+     * from try to try (all tries of one wait carry one token). It holds nothing; it keeps the nodes
+     * behind it waiting, and the lock passes to it when nothing unexpired is ahead: a versioned write
+     * of lease data makes it the holder (its czxid is the fence, the write's mtime the lease's start).
+     * It watches only the nearest node ahead of it, and is woken when that node is deleted. The store
+     * touches it every third of the queue timeout; a place not written for that long (its
+     * process frozen) is expired, and whoever meets it at the front deletes it.
+     */
+    final class Place implements CuratorWatcher {
+        final String name;
+        final String parent;
+        final String path;
+        final long seq;
+        final long czxid;
+        final NodeData data;
+        /** Guarded by this: the node's data version as this store last wrote it. */
+        int version;
+        /** The server time (epoch ms) of this place's last write, and when (nanoTime) it was learnt. */
+        volatile long serverNow;
+        volatile long serverNowAt;
+        volatile long lastTry = System.nanoTime();
+        volatile boolean open = true;
+        volatile String watched;
+
+        Place(String name, String parent, Created c, NodeData data) {
+            this.name = name;
+            this.parent = parent;
+            this.path = c.path();
+            this.seq = ZooKeeperLockStore.sequence(c.path());
+            this.czxid = c.czxid();
+            this.data = data;
+            this.serverNow = c.ctime();
+            this.serverNowAt = System.nanoTime();
+        }
+
+        /**
+         * Writes the place again, so it does not expire: the write's mtime is a fresh server time.
+         * False if the place is lost (deleted as expired, or its session's nodes went); true if
+         * written, or if it is no longer a place (promoted or dropped), which must not be touched.
+         */
+        synchronized boolean touch() throws Exception {
+            if (!open) {
+                return true;
+            }
+            long t0 = System.nanoTime();
+            try {
+                Stat s = client.setData().withVersion(version).forPath(path, data.bytes());
+                version = s.getVersion();
+                serverNow = s.getMtime();
+                serverNowAt = t0;
+                session.contact(t0);
+                return true;
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+                return false;
+            }
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (!open || event.getType() == Watcher.Event.EventType.None) {
+                return;
+            }
+            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                wake(this);
+                return;
+            }
+            // The node ahead was written (promoted to holder, extended, touched): still ahead, so
+            // watch it again without waking the waiter; if it went meanwhile, wake it.
+            try {
+                watchThread.execute(() -> {
+                    String w = watched;
+                    try {
+                        if (open && w != null && client.checkExists().usingWatcher(this).forPath(w) == null) {
+                            wake(this);
+                        }
+                    } catch (Exception e) {
+                        wake(this); // the waiter looks for itself
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                // the store is closing
+            }
+        }
+    }
+
+    /** Tells this store's waiters on the place's lock that the node ahead of it went. */
+    private void wake(Place p) {
+        wakeUps.incrementAndGet();
+        for (ReleaseListener l : listeners.getOrDefault(p.name, Set.of())) {
+            l.released(null);
+        }
+    }
+
+    /** One try of a waiting acquire: takes or keeps its place in line, and promotes it if nothing unexpired is ahead. */
+    Optional<Grant> waitInLine(AcquireRequest r) {
+        String parent = store.lockPath(r.name());
+        long ttlMs = Math.max(1, r.ttl().toMillis());
+        try {
+            for (int round = 0; round < 2; round++) {
+                Place p = places.get(r.token());
+                if (p == null || !p.parent.equals(parent)) {
+                    NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
+                    long t0 = System.nanoTime();
+                    Created c = store.create(parent, r.token(), data.bytes());
+                    session.contacted(t0);
+                    p = new Place(r.name(), parent, c, data);
+                    places.put(r.token(), p);
+                    if (c.alone()) {
+                        return promote(p, r, ttlMs);
+                    }
+                }
+                p.lastTry = System.nanoTime();
+                long[] blocker = {Long.MIN_VALUE};
+                String mine = p.path.substring(parent.length() + 1);
+                String before = store.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
+                    // The node in front may have expired since this place last heard the server's
+                    // time: touch the place for a fresh one, and look again.
+                    if (!p.touch()) {
+                        drop(r.token(), p);
+                        continue;
+                    }
+                    before = store.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                }
+                if (before == null) {
+                    return promote(p, r, ttlMs);
+                }
+                if (before.isEmpty()) {
+                    drop(r.token(), p); // expired and deleted by another, or the session's nodes went
+                    continue;
+                }
+                p.watched = parent + "/" + before;
+                if (client.checkExists().usingWatcher(p).forPath(p.watched) == null) {
+                    wake(p); // gone already: the waiter tries again at once
+                }
+                return Optional.empty();
+            }
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw store.failure("waiting in line for lock '" + r.name() + "'", e);
+        }
+    }
+
+    /** Makes the place the holder: a versioned write of lease data (its mtime starts the lease). */
+    private Optional<Grant> promote(Place p, AcquireRequest r, long ttlMs) throws Exception {
+        NodeData lease = NodeData.lease(r.owner(), r.token(), ttlMs, "mtime", System.currentTimeMillis());
+        Stat written;
+        synchronized (p) {
+            if (!p.open) {
+                places.remove(r.token(), p);
+                return Optional.empty();
+            }
+            long t0 = System.nanoTime();
+            try {
+                written = client.setData().withVersion(p.version).forPath(p.path, lease.bytes());
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+                drop(r.token(), p);
+                return Optional.empty();
+            }
+            session.contact(t0);
+            p.open = false;
+            places.remove(r.token(), p);
+        }
+        store.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
+        return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
+                Instant.ofEpochMilli(written.getMtime() + ttlMs)));
+    }
+
+    /**
+     * Forgets a place and deletes its node if it is still there; nothing if it is no longer a place:
+     * a promoted place is a lease now, and only its release may delete it.
+     */
+    private void drop(String token, Place p) {
+        synchronized (p) {
+            if (!p.open) {
+                return;
+            }
+            p.open = false;
+        }
+        places.remove(token, p);
+        store.deleteQuietly(p.path, p.name);
+    }
+
+    /** Leaves the line: the waiter with {@code token} stopped waiting. */
+    void stopWaiting(String token) {
+        Place p = places.get(token);
+        if (p != null) {
+            drop(token, p);
+        }
+    }
+
+    /** Keeps the live places from expiring; drops those whose waiter stopped asking long ago. */
+    private void touchPlaces() {
+        long abandoned = TimeUnit.MILLISECONDS.toNanos(Math.max(30_000, 10 * queueTimeoutMs));
+        for (Map.Entry<String, Place> e : places.entrySet()) {
+            Place p = e.getValue();
+            try {
+                if (System.nanoTime() - p.lastTry > abandoned || !p.touch()) {
+                    drop(e.getKey(), p);
+                }
+            } catch (Exception failed) {
+                log.debug("could not touch the waiting place {}: {}", p.path, failed.toString());
+            }
+        }
+    }
+
+    /** How many times a watch on a node ahead woke this store's waiters (for tests). */
+    long wakeUps() {
+        return wakeUps.get();
+    }
+
+    /** How many places in line this store keeps now (for tests). */
+    int places() {
+        return places.size();
+    }
+
+    /** The session's nodes are gone: every place with them. */
+    void forgetPlaces() {
+        places.values().forEach(p -> p.open = false);
+        places.clear();
+    }
+
+    /** Registers {@code listener} for wake-ups of this store's waiters on the lock {@code name}. */
+    ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+        listeners.compute(name, (n, s) -> {
+            Set<ReleaseListener> set = s != null ? s : ConcurrentHashMap.newKeySet();
+            set.add(listener);
+            return set;
+        });
+        return () -> listeners.computeIfPresent(name, (n, s) -> {
+            s.remove(listener);
+            return s.isEmpty() ? null : s;
+        });
+    }
+}
