@@ -180,9 +180,6 @@ final class TurnstileStoreConfigurations {
                         + "(spring.datasource.hikari.maximum-pool-size) to 2 or more, or unset "
                         + "turnstile.jdbc.notify-forced-releases", null);
             }
-            if (jdbc.getFlyway().isEnabled()) {
-                TurnstileFlywayMigrations.migrate(dataSource, jdbc.getTable(), jdbc.getFlyway().getHistoryTable());
-            }
             JdbcLockStore.Builder builder = JdbcLockStore.builder(dataSource).createTableIfMissing(jdbc.isCreateTable())
                     .notifyForcedReleases(jdbc.getNotifyForcedReleases() != null ? jdbc.getNotifyForcedReleases()
                             : poolSize >= 3);
@@ -190,6 +187,9 @@ final class TurnstileStoreConfigurations {
                 builder.tableName(jdbc.getTable());
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("turnstile.jdbc.table: " + e.getMessage(), e);
+            }
+            if (jdbc.getFlyway().isEnabled()) {
+                TurnstileFlywayMigrations.migrate(dataSource, jdbc.getTable(), jdbc.getFlyway().getHistoryTable());
             }
             // Closing it leaves the application's DataSource open.
             return checked(builder.build(), props, () -> {
