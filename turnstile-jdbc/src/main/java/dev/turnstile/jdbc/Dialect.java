@@ -105,6 +105,14 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     abstract boolean isMissingTable(SQLException e);
 
     /**
+     * The statement does not fit the table (a column missing or of another type) or its grants:
+     * SQLState class 42, "syntax error or access rule violation". Retrying never helps.
+     */
+    boolean isSchemaMismatch(SQLException e) {
+        return e.getSQLState() != null && e.getSQLState().startsWith("42");
+    }
+
+    /**
      * A deadlock or serialization failure: the database rolled the statement (or its transaction)
      * back and trying again may succeed. SQLState class 40 is the standard's "transaction rollback";
      * MySQL/MariaDB report a deadlock as 40001 with error code 1213.

@@ -344,9 +344,17 @@ public final class JdbcLockStore implements LockStore {
             }
             commitIfNeeded(c);
         }
+        dialect = d; // from here on, errors are translated by this database's codes
         Collations.check(c, d.id(), table, "name", "lock table", "VARCHAR(255)");
+        // Every column the statements use, read once: a table of this name that is not Turnstile's
+        // (a column missing, made by hand or by a migration that only checked the table exists)
+        // fails here, at start, as a schema error, rather than at the first acquire.
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT name, owner, token, fence, acquired_at, expires_at FROM " + table
+                        + " WHERE 1 = 0")) {
+            rs.next();
+        }
         commitIfNeeded(c);
-        dialect = d;
         sql = Dialect.Statements.of(d, table);
     }
 
@@ -407,6 +415,20 @@ public final class JdbcLockStore implements LockStore {
         }
     }
 
+    /**
+     * The shipped migrations, for the default table name only (they create {@code turnstile_locks}):
+     * one short clause, or empty.
+     */
+    static String migrationsAdvice(SqlDialect d, String table) {
+        String bare = table.substring(table.indexOf('.') + 1);
+        if (!bare.equalsIgnoreCase(Dialect.DEFAULT_TABLE)) {
+            return "";
+        }
+        return ", or run Turnstile's migrations (Flyway location " + Migrations.flywayLocation(d)
+                + " with its own history table " + Migrations.FLYWAY_HISTORY_TABLE + ", or Liquibase changelog "
+                + Migrations.LIQUIBASE_CHANGELOG + ")";
+    }
+
     /** MariaDB/MySQL 1366, "Incorrect string value": a character the column's character set lacks. */
     private static final int ER_TRUNCATED_WRONG_VALUE_FOR_FIELD = 1366;
 
@@ -416,7 +438,7 @@ public final class JdbcLockStore implements LockStore {
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
                     + description + (twin.isEmpty() ? ". Create it with the DDL that 'turnstile schema --store <url>' "
                     + "prints (or add --apply to run it), or build the store with createTableIfMissing(true)"
-                    : "; " + twin), e);
+                    + migrationsAdvice(dialect, table) : "; " + twin), e);
         }
         if (dialect != null && dialect.id().equals("mariadb") && e.getErrorCode() == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD) {
             // a _bin collation of another character set (latin1_bin) passes the collation check,
@@ -425,13 +447,13 @@ public final class JdbcLockStore implements LockStore {
                     + " its column 'name' has a character set that does not hold every character (not utf8mb4). Fix it with:\n"
                     + "ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;", e);
         }
-        if (e.getSQLState() != null && e.getSQLState().startsWith("42")) {
+        if (dialect != null ? dialect.isSchemaMismatch(e) : e.getSQLState() != null && e.getSQLState().startsWith("42")) {
             // Syntax or access rule (a column missing or of another type, a schema that does not
             // exist, no permission): the table or the grants do not fit, and retrying never helps.
             String text = scrub != null ? scrub.apply(e.getMessage()) : e.getMessage();
             return new StoreSchemaException("cannot " + what + " on " + description + ": the database refused the "
                     + "statement, so the lock table '" + table + "' or the permissions on it do not fit: " + text
-                    + " (SQLState " + e.getSQLState() + "). Compare the table with the DDL that 'turnstile schema "
+                    + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : "") + ". Compare the table with the DDL that 'turnstile schema "
                     + "--store <url>' prints", scrub != null ? new JdbcLockStoreFactory.ScrubbedException(e, scrub) : e);
         }
         if (dialect != null && dialect.isDiskFull(e)) {

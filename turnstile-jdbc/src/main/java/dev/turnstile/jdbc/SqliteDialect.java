@@ -50,6 +50,13 @@ final class SqliteDialect extends Dialect {
         return e.getMessage() != null && e.getMessage().contains("no such table");
     }
 
+    /** The SQLite driver sets no SQLState: a column missing is SQLITE_ERROR with these words. */
+    @Override
+    boolean isSchemaMismatch(SQLException e) {
+        String m = e.getMessage();
+        return super.isSchemaMismatch(e) || (m != null && (m.contains("no such column") || m.contains("has no column named")));
+    }
+
     /**
      * SQLITE_FULL: a write (in WAL mode, usually the commit's append to the -wal file) found the disk
      * full. SQLITE_IOERR_SHMSIZE: the -shm file, which the first connection creates, could not be

@@ -166,6 +166,14 @@ public class TurnstileProperties {
          */
         private Boolean notifyForcedReleases;
 
+        /** Turnstile's own Flyway migrations of the lock table. */
+        private final Flyway flyway = new Flyway();
+
+        /** @return the Flyway settings */
+        public Flyway getFlyway() {
+            return flyway;
+        }
+
         /** @return whether to listen for forced releases, or null for the pool-size rule */
         public Boolean getNotifyForcedReleases() {
             return notifyForcedReleases;
@@ -194,6 +202,44 @@ public class TurnstileProperties {
         /** @param createTable whether to create the table */
         public void setCreateTable(boolean createTable) {
             this.createTable = createTable;
+        }
+    }
+
+    /**
+     * Turnstile's Flyway migrations of the lock table (in turnstile-jdbc's jar), run on the
+     * application's DataSource before the store starts, with a schema-history table of their own,
+     * so that they never mix with the application's own migrations.
+     */
+    public static class Flyway {
+
+        /**
+         * Whether to run Turnstile's Flyway migrations at start, before the store is used. Needs
+         * Flyway on the class path (with flyway-database-postgresql or flyway-mysql on those
+         * databases) and the table name turnstile_locks, optionally schema-qualified.
+         */
+        private boolean enabled;
+
+        /** Schema-history table of Turnstile's migrations, apart from the application's own. */
+        private String historyTable = "turnstile_schema_history";
+
+        /** @return whether to run the migrations */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether to run the migrations */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return the schema-history table */
+        public String getHistoryTable() {
+            return historyTable;
+        }
+
+        /** @param historyTable the schema-history table */
+        public void setHistoryTable(String historyTable) {
+            this.historyTable = historyTable;
         }
     }
 

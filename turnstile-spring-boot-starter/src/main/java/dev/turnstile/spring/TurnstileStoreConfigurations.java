@@ -118,6 +118,11 @@ final class TurnstileStoreConfigurations {
         }
     }
 
+    /** The shipped migrations, in one line (turnstile-jdbc's Migrations; for the default table name). */
+    static final String MIGRATIONS = "Or run Turnstile's migrations: Flyway location "
+            + "classpath:dev/turnstile/jdbc/flyway/<postgresql|mariadb|mysql|h2|sqlite> (own history table), or Liquibase "
+            + "changelog dev/turnstile/jdbc/liquibase/turnstile-changelog.xml (docs/migrations.md).";
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(prefix = "turnstile.store", name = "url")
     @ConditionalOnMissingBean({LockStore.class, Turnstile.class})
@@ -159,7 +164,12 @@ final class TurnstileStoreConfigurations {
     @ConditionalOnMissingBean({LockStore.class, Turnstile.class})
     static class FromDataSource {
 
+        /**
+         * Made after the application's own database initialization (its Flyway or Liquibase, or
+         * spring.sql.init scripts), which may be what creates the lock table.
+         */
         @Bean(destroyMethod = "close")
+        @org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization
         LockStore turnstileLockStore(DataSource dataSource, TurnstileProperties props) {
             TurnstileProperties.Jdbc jdbc = props.getJdbc();
             int poolSize = maximumPoolSize(dataSource);
@@ -178,11 +188,18 @@ final class TurnstileStoreConfigurations {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("turnstile.jdbc.table: " + e.getMessage(), e);
             }
+            if (jdbc.getFlyway().isEnabled()) {
+                TurnstileFlywayMigrations.migrate(dataSource, jdbc.getTable(), jdbc.getFlyway().getHistoryTable());
+            }
             // Closing it leaves the application's DataSource open.
             return checked(builder.build(), props, () -> {
                 String ddl = ddl(dataSource, jdbc.getTable());
+                String table = jdbc.getTable();
+                boolean shipped = table.substring(table.indexOf('.') + 1).equalsIgnoreCase("turnstile_locks");
                 return "Set turnstile.jdbc.create-table=true to create the table at start"
-                        + (ddl != null ? ", or create it (in your migrations) with:\n" + ddl : ".");
+                        + (shipped ? " (or turnstile.jdbc.flyway.enabled=true to run Turnstile's Flyway migrations)" : "")
+                        + (ddl != null ? ", or create it (in your migrations) with:\n" + ddl : ".")
+                        + (shipped ? "\n" + MIGRATIONS : "");
             });
         }
 

@@ -30,6 +30,16 @@ final class Boot {
                 "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"));
     }
 
+    static AutoConfigurations flyway() {
+        return AutoConfigurations.of(firstPresent("org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+                "org.springframework.boot.autoconfigure.flyway.FlywayAutoConfiguration"));
+    }
+
+    static AutoConfigurations liquibase() {
+        return AutoConfigurations.of(firstPresent("org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration",
+                "org.springframework.boot.autoconfigure.liquibase.LiquibaseAutoConfiguration"));
+    }
+
     static AutoConfigurations redis() {
         return AutoConfigurations.of(firstPresent("org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
                 "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration"));

@@ -27,6 +27,7 @@ class ConfigurationMetadataTest {
         }
         assertThat(json).contains("\"name\": \"turnstile.store.url\"", "\"name\": \"turnstile.defaults.lock-at-most-for\"",
                 "\"name\": \"turnstile.defaults.lock-at-least-for\"", "\"name\": \"turnstile.jdbc.create-table\"",
+                "\"name\": \"turnstile.jdbc.flyway.enabled\"", "\"name\": \"turnstile.jdbc.flyway.history-table\"",
                 "\"name\": \"turnstile.shutdown.await-running\"", "Store URL, such as jdbc:postgresql",
                 "\"defaultValue\": \"30s\"");
     }

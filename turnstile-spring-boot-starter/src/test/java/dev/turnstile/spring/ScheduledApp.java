@@ -22,6 +22,9 @@ class ScheduledApp {
         String name = Boot.unique("tick"); // once: the supplier is asked at every resolution
         registry.add("spring.datasource.url", () -> url);
         registry.add("turnstile.jdbc.create-table", () -> "true");
+        // the test class path has Flyway and Liquibase (MigrationsTest); this application has no migrations
+        registry.add("spring.liquibase.enabled", () -> "false");
+        registry.add("spring.flyway.enabled", () -> "false");
         registry.add("ticker.name", () -> name);
     }
 

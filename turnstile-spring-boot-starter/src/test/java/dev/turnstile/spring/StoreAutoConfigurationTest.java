@@ -87,8 +87,23 @@ class StoreAutoConfigurationTest {
                     .contains(table);
             org.springframework.boot.diagnostics.FailureAnalysis analysis = new TurnstileFailureAnalyzer().analyze(failure);
             assertThat(analysis.getDescription()).startsWith("Turnstile: ").contains(table);
-            assertThat(analysis.getAction()).contains("turnstile.jdbc.create-table=true");
+            assertThat(analysis.getAction()).contains("turnstile.jdbc.create-table=true")
+                    .as("the shipped migrations create turnstile_locks only").doesNotContain("Flyway");
         });
+        // the default table name: the action also names Turnstile's migrations (a schema with no such table)
+        String schema = "turnstile_missing_" + Boot.unique("s").replace('-', '_');
+        runner.withConfiguration(Boot.dataSource()).withPropertyValues(
+                "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test", "spring.datasource.username=postgres",
+                "turnstile.jdbc.table=" + schema + ".turnstile_locks").run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    org.springframework.boot.diagnostics.FailureAnalysis analysis =
+                            new TurnstileFailureAnalyzer().analyze(ctx.getStartupFailure());
+                    assertThat(analysis.getAction()).contains("turnstile.jdbc.create-table=true")
+                            .contains("turnstile.jdbc.flyway.enabled=true")
+                            .contains("Flyway location classpath:dev/turnstile/jdbc/flyway/")
+                            .contains("Liquibase changelog dev/turnstile/jdbc/liquibase/turnstile-changelog.xml");
+                    assertThat(analysis.getDescription()).contains("Flyway location classpath:dev/turnstile/jdbc/flyway/postgresql");
+                });
         pg.withPropertyValues("turnstile.store.fail-fast=false").run(ctx -> assertThat(ctx).hasNotFailed());
         String url = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&turnstile.table=" + table;
         runner.withPropertyValues("turnstile.store.url=" + url).run(ctx -> {
@@ -135,7 +150,7 @@ class StoreAutoConfigurationTest {
                 });
     }
 
-    private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
+    static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c)) {
                 return type.cast(c);
