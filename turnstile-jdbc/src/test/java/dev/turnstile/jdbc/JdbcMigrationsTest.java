@@ -435,26 +435,6 @@ class JdbcMigrationsTest {
         }
     }
 
-    /** docs/migrations.md's complete Java snippets compile against the library and the tools' real APIs. */
-    @Test
-    void theDocsSnippetsCompile(@TempDir Path dir) throws Exception {
-        String doc = Files.readString(Path.of("..", "docs", "migrations.md"));
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("```java\\n(import .*?)```", java.util.regex.Pattern.DOTALL)
-                .matcher(doc);
-        List<String> args = new ArrayList<>(List.of("-d", dir.resolve("classes").toString(), "-cp",
-                System.getProperty("java.class.path"), "--release", "17", "-proc:none"));
-        while (m.find()) {
-            java.util.regex.Matcher name = java.util.regex.Pattern.compile("public class (\\w+)").matcher(m.group(1));
-            assertThat(name.find()).isTrue();
-            Path file = dir.resolve(name.group(1) + ".java");
-            Files.writeString(file, m.group(1));
-            args.add(file.toString());
-        }
-        assertThat(args).as("the snippets").hasSizeGreaterThan(8);
-        assertThat(javax.tools.ToolProvider.getSystemJavaCompiler().run(null, null, null, args.toArray(String[]::new)))
-                .as("javac on %s", args).isZero();
-    }
-
     /** The store's missing-table message names the migrations, for the default table only. */
     @Test
     void theMissingTableMessageNamesTheMigrations() {
