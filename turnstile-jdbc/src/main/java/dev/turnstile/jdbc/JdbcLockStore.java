@@ -354,6 +354,9 @@ public final class JdbcLockStore implements LockStore {
                         + " WHERE 1 = 0")) {
             rs.next();
         }
+        // The table exists: its name column must be unique by itself, or two acquires can each
+        // insert a row for one name and both hold the lock.
+        UniqueKeys.check(c, d.id(), table, "name", "lock table");
         commitIfNeeded(c);
         sql = Dialect.Statements.of(d, table);
     }
