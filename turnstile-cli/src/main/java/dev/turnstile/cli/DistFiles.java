@@ -82,7 +82,7 @@ public final class DistFiles {
         m.append(".\\\" Generated from the picocli model of the turnstile command by ").append(DistFiles.class.getName())
                 .append("; do not edit.\n");
         m.append(".TH ").append(page.toUpperCase(Locale.ROOT)).append(" 1 \"\" \"turnstile ").append(esc(version))
-                .append("\" \"Turnstile Manual\"\n.nh\n");
+                .append("\" \"Turnstile Manual\"\n.nh\n.ad l\n");
         String[] description = lines(spec.usageMessage().description());
         m.append(".SH NAME\n").append(esc(page)).append(" \\- ").append(esc(firstSentence(description))).append('\n');
 
