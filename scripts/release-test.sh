@@ -37,7 +37,7 @@ status_before="$(git status --porcelain)"
 export GNUPGHOME="$scratch/gnupg"
 mkdir -m 700 "$GNUPGHOME"
 gpg --batch --quiet --passphrase '' --quick-gen-key 'Turnstile release check (throwaway) <release-check@invalid>' ed25519 sign 1d 2>/dev/null
-fpr="$(gpg --batch --with-colons --list-secret-keys | awk -F: '/^fpr/ {print $10; exit}')"
+fpr="$(gpg --batch --with-colons --list-secret-keys 2>/dev/null | awk -F: '/^fpr/ {print $10; exit}')"
 
 repo="$base/repo"
 bash scripts/release.sh --version "$version" --repo "file://$repo" --key "$fpr" --out "$base/out" | sed 's/^/  /'
