@@ -29,6 +29,8 @@ refused "a repository that is not a URL" "is not a URL" --version 0.1.0 --repo "
 refused "a relative file URL" "not an absolute file URL" --version 0.1.0 --repo file://repo
 refused "an unknown argument" "unknown argument" --version 0.1.0 --repo "$repo" --sign
 refused "--key without a value" "--key needs a value" --version 0.1.0 --repo "$repo" --key
+mkdir -p "$scratch/existing/dev/turnstile/turnstile-parent/0.1.0"
+refused "a version the repository already has" "never overwritten" --version 0.1.0 --repo "file://$scratch/existing/"
 refused "no gpg key at all" "no secret key to sign with" --version 0.1.0 --repo "$repo"
 refused "a --key gpg does not have" "no secret key by that name" --version 0.1.0 --repo "$repo" --key 0xDEADBEEF
-[ $failures -eq 0 ] && echo "release-args-test: 10 passed, 0 failed" || { echo "release-args-test: $((10 - failures)) passed, $failures failed"; exit 1; }
+[ $failures -eq 0 ] && echo "release-args-test: 11 passed, 0 failed" || { echo "release-args-test: $((11 - failures)) passed, $failures failed"; exit 1; }

@@ -2,21 +2,24 @@
 # Builds a release of every published module from the current commit, signs it, deploys it to a
 # Maven repository and writes what the Central Portal's upload takes (docs/releasing.md):
 #
-#   scripts/release.sh --version 0.1.0 --repo URL [--key KEY] [--out DIR] [--repo-id ID]
+#   scripts/release.sh --version 0.1.0 --repo URL [--key KEY] [--out DIR]
 #
 #   --version  the release version, X.Y.Z (a suffix such as -rc.1 is allowed; -SNAPSHOT is not)
-#   --repo     where to deploy: file:///absolute/dir, or http(s)://… (credentials: a <server> with
-#              the --repo-id in ~/.m2/settings.xml)
+#   --repo     the Maven repository to publish to: file:///absolute/dir, or http(s)://… (files are
+#              sent with HTTP PUT, as Maven does; credentials from TURNSTILE_REPO_USER and
+#              TURNSTILE_REPO_PASSWORD, else ~/.netrc). A version already there is refused.
 #   --key      the gpg key to sign with (id, fingerprint or user id); default: gpg's default key.
 #              A passphrase comes from MAVEN_GPG_PASSPHRASE (or gpg-agent).
 #   --out      where the bundle and the CLI's archives go; default: target/release/VERSION
-#   --repo-id  the repository id Maven records and looks up credentials by; default: turnstile-release
 #
 # The working tree is never modified: the commit (HEAD; uncommitted changes to tracked files are
 # refused) is exported to a temporary directory, the version is set there, and Maven runs there with
-# -Prelease (gpg signatures, sources and Javadoc jars, deploy at the end of the build) on the
-# published modules only (those without maven.deploy.skip, as scripts/check-publishable.sh counts
-# them), without compiling or running tests. Out of it come, in --out:
+# -Prelease (gpg signatures; sources and Javadoc jars as always) on the published modules only (those
+# without maven.deploy.skip, as scripts/check-publishable.sh counts them), without compiling or
+# running tests, and deploys to a staging file repository in that directory. Only when the whole
+# build has succeeded is the staged release published to --repo (so a failed build publishes
+# nothing), with each artifact's maven-metadata.xml merged with the one already there. Out of it
+# come, in --out:
 #   turnstile-VERSION-bundle.zip          the Maven repository layout of every artifact with its .asc,
 #                                         .md5 and .sha1: upload it to the Central Portal
 #   turnstile-VERSION.tar.gz, .zip        the CLI's distribution archive
@@ -26,18 +29,18 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 me="release"
 die() { echo "$me: $*" >&2; exit 2; }
-usage="usage: scripts/release.sh --version X.Y.Z --repo file:///dir|https://host/path [--key KEY] [--out DIR] [--repo-id ID]"
+usage="usage: scripts/release.sh --version X.Y.Z --repo file:///dir|https://host/path [--key KEY] [--out DIR]"
 
-version="" repo="" key="" out="" repo_id="turnstile-release"
+version="" repo="" key="" out=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --version|--repo|--key|--out|--repo-id)
+    --version|--repo|--key|--out)
       [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value. $usage"
-      case "$1" in --version) version="$2" ;; --repo) repo="$2" ;; --key) key="$2" ;; --out) out="$2" ;; --repo-id) repo_id="$2" ;; esac
+      case "$1" in --version) version="$2" ;; --repo) repo="$2" ;; --key) key="$2" ;; --out) out="$2" ;; esac
       shift 2 ;;
-    --version=*|--repo=*|--key=*|--out=*|--repo-id=*)
+    --version=*|--repo=*|--key=*|--out=*)
       value="${1#*=}"; [ -n "$value" ] || die "${1%%=*} needs a value. $usage"
-      case "$1" in --version=*) version="$value" ;; --repo=*) repo="$value" ;; --key=*) key="$value" ;; --out=*) out="$value" ;; --repo-id=*) repo_id="$value" ;; esac
+      case "$1" in --version=*) version="$value" ;; --repo=*) repo="$value" ;; --key=*) key="$value" ;; --out=*) out="$value" ;; esac
       shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) die "unknown argument '$1'. $usage" ;;
@@ -58,9 +61,16 @@ case "$repo" in
   http://?*|https://?*) repo_dir="" ;;
   *) die "--repo '$repo' is not a URL: use file:///absolute/path or https://host/path" ;;
 esac
-[[ $repo != *[[:space:]]* ]] || die "--repo '$repo' has white space in it: Maven cannot deploy to that URL; use a path without spaces"
-[[ $repo_id =~ ^[A-Za-z0-9._-]+$ ]] || die "--repo-id '$repo_id' must be letters, digits, '.', '_' or '-'"
-if [ -n "$repo_dir" ] && [ -e "$repo_dir" ] && ! [ -d "$repo_dir" ]; then die "--repo $repo: $repo_dir exists and is not a directory"; fi
+repo="${repo%/}"
+if [ -n "$repo_dir" ]; then
+  repo_dir="${repo_dir%/}"
+  if [ -e "$repo_dir" ] && ! [ -d "$repo_dir" ]; then die "--repo $repo: $repo_dir exists and is not a directory"; fi
+  if [ -d "$repo_dir/dev/turnstile/turnstile-parent/$version" ]; then
+    die "--repo $repo already has turnstile $version: a released version is never overwritten; release another version"
+  fi
+else
+  command -v curl >/dev/null || die "curl is not installed: it publishes to $repo (or publish to a file:/// repository)"
+fi
 
 command -v gpg >/dev/null || die "gpg is not installed: install GnuPG (apt-get install gnupg) and import the release key"
 if [ -n "$key" ]; then
@@ -107,7 +117,7 @@ list="$(IFS=,; echo "${modules[*]}")"
 
 mkdir "$work/staging"
 maven_flags=(-B -Dstyle.color=never -Prelease -pl "$list" -Dmaven.test.skip=true -Dmaven.install.skip=true
-  -Dturnstile.staging.dir="$work/staging" -DaltDeploymentRepository="$repo_id::$repo")
+  -DaltDeploymentRepository="turnstile-staging::file://$work/staging")
 [ -z "$key" ] || maven_flags+=(-Dgpg.keyname="$key")
 echo "$me: mvn deploy of ${#modules[@]} modules: ${list}"
 if ! (cd "$work/src" && "$mvn_cmd" "${maven_flags[@]}" ${MAVEN_ARGS:-} deploy) >"$work/build.log" 2>&1; then
@@ -116,6 +126,48 @@ if ! (cd "$work/src" && "$mvn_cmd" "${maven_flags[@]}" ${MAVEN_ARGS:-} deploy) >
   echo "$me: the release build failed; its log: $out/build.log" >&2
   exit 1
 fi
+
+# Publishing: every staged file, then each artifact's maven-metadata.xml with the versions already in
+# --repo (latest and release: this one), with its checksums.
+http_get() { curl -fsS --netrc-optional ${TURNSTILE_REPO_USER:+-u "$TURNSTILE_REPO_USER:${TURNSTILE_REPO_PASSWORD:-}"} "$@"; }
+put() { # staged relative path, then the file to send
+  if [ -n "$repo_dir" ]; then
+    mkdir -p "$repo_dir/$(dirname "$1")" && cp "$2" "$repo_dir/$1.part" && mv "$repo_dir/$1.part" "$repo_dir/$1"
+  else
+    http_get -o /dev/null -T "$2" "$repo/$1" || { echo "$me: uploading $1 to $repo failed" >&2; return 1; }
+  fi
+}
+merged_metadata() { # group path, artifact, existing metadata (or empty file) -> stdout
+  local g="$1" a="$2" existing="$3" v
+  {
+    sed -n 's|.*<version>\(.*\)</version>.*|\1|p' "$existing"
+    echo "$version"
+  } | awk '!seen[$0]++' >"$work/versions"
+  printf '<?xml version="1.0" encoding="UTF-8"?>\n<metadata>\n  <groupId>%s</groupId>\n  <artifactId>%s</artifactId>\n' "${g//\//.}" "$a"
+  printf '  <versioning>\n    <latest>%s</latest>\n    <release>%s</release>\n    <versions>\n' "$version" "$version"
+  while read -r v; do printf '      <version>%s</version>\n' "$v"; done <"$work/versions"
+  printf '    </versions>\n    <lastUpdated>%s</lastUpdated>\n  </versioning>\n</metadata>\n' "$(date -u +%Y%m%d%H%M%S)"
+}
+publish() {
+  local f rel dir a g meta
+  while IFS= read -r -d '' f; do
+    rel="${f#"$work/staging/"}"
+    put "$rel" "$f"
+  done < <(find "$work/staging" -type f ! -name 'maven-metadata*' -print0 | sort -z)
+  for dir in "$work/staging"/dev/turnstile/*/; do
+    a="$(basename "$dir")"; g="dev/turnstile"; meta="$g/$a/maven-metadata.xml"
+    : >"$work/existing"
+    if [ -n "$repo_dir" ]; then
+      [ ! -f "$repo_dir/$meta" ] || cp "$repo_dir/$meta" "$work/existing"
+    else
+      http_get -o "$work/existing" "$repo/$meta" 2>/dev/null || : >"$work/existing"
+    fi
+    merged_metadata "$g" "$a" "$work/existing" >"$work/metadata.xml"
+    md5sum <"$work/metadata.xml" | cut -d' ' -f1 >"$work/metadata.xml.md5"
+    sha1sum <"$work/metadata.xml" | cut -d' ' -f1 >"$work/metadata.xml.sha1"
+    put "$meta" "$work/metadata.xml" && put "$meta.md5" "$work/metadata.xml.md5" && put "$meta.sha1" "$work/metadata.xml.sha1"
+  done
+}
 
 # The bundle: the staged repository layout of this version, each file with its .asc, .md5 and .sha1
 # (no maven-metadata.xml, no checksums of signatures: the Portal makes and wants neither).
@@ -137,6 +189,9 @@ else
   (cd "$work/staging" && jar --create --no-manifest --file "$bundle.tmp" dev)
 fi
 mv "$bundle.tmp" "$bundle"
+
+# Only now, with everything built, signed and staged: publish.
+publish || { echo "$me: publishing to $repo failed part way; the bundle is in $out" >&2; exit 1; }
 
 # The command line's archives, from the same build, and its Debian package.
 cli="$work/src/turnstile-cli/target"
