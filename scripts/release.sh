@@ -184,7 +184,7 @@ mkdir -p "$out"
 bundle="$out/turnstile-$version-bundle.zip"
 rm -f "$bundle"
 if command -v zip >/dev/null; then
-  (cd "$work/staging" && zip -q -r -X "$bundle.tmp" dev)
+  (cd "$work/staging" && zip -q -r -X -D "$bundle.tmp" dev)
 else
   (cd "$work/staging" && jar --create --no-manifest --file "$bundle.tmp" dev)
 fi
