@@ -10,6 +10,8 @@
 #      from the local repository the build used), and takes and releases a lock;
 #   4. _remote.repositories in that fresh local repository says each turnstile artifact came from the
 #      released repository; and the working tree is as it was.
+# The release is made from a clone of HEAD (git clone --shared), as release.sh refuses uncommitted
+# changes and the suite before it may leave some.
 # Also runs scripts/release-args-test.sh (the refusals). Environment: MVN (default mvn), M2_REPO
 # (the local repository the build used; default ~/.m2/repository).
 set -euo pipefail
@@ -39,9 +41,15 @@ mkdir -m 700 "$GNUPGHOME"
 gpg --batch --quiet --passphrase '' --quick-gen-key 'Turnstile release check (throwaway) <release-check@invalid>' ed25519 sign 1d 2>/dev/null
 fpr="$(gpg --batch --with-colons --list-secret-keys 2>/dev/null | awk -F: '/^fpr/ {print $10; exit}')"
 
+# From a clone of HEAD (as CI's own checkout is): release.sh refuses a tree with uncommitted changes,
+# and the suite that just ran may have left some (it is not this test's business).
+clone="$scratch/clone"
+git clone -q --shared "$root" "$clone"
+clone_status="$(git -C "$clone" status --porcelain)"
 repo="$base/repo"
-bash scripts/release.sh --version "$version" --repo "file://$repo" --key "$fpr" --out "$base/out" | sed 's/^/  /'
-check "release.sh left the working tree as it was" test "$(git status --porcelain)" = "$status_before"
+bash "$clone/scripts/release.sh" --version "$version" --repo "file://$repo" --key "$fpr" --out "$base/out" | sed 's/^/  /'
+check "release.sh left the working tree as it was" test "$(git -C "$clone" status --porcelain)" = "$clone_status" \
+  -a "$(git status --porcelain)" = "$status_before"
 
 # 2. signatures, checksums, the bundle
 bad=0 files=0
