@@ -49,7 +49,8 @@ public final class DistFiles {
             write(man.resolve("turnstile-" + sub.getCommandName() + ".1"), manPage(sub.getCommandSpec(), version, pages));
         }
         Path completion = Files.createDirectories(out.resolve("completion"));
-        String bash = AutoComplete.bash("turnstile", top);
+        // Sourced, never run: no #! line (Debian's lintian: bash-completion-with-hashbang).
+        String bash = AutoComplete.bash("turnstile", top).replaceFirst("\\A#![^\n]*\n", "");
         write(completion.resolve("turnstile.bash"), bash);
         write(completion.resolve("_turnstile"), zsh(bash));
         write(out.resolve("VERSION"), version + "\n");
