@@ -70,6 +70,10 @@ if [ -n "$repo_dir" ]; then
   fi
 else
   command -v curl >/dev/null || die "curl is not installed: it publishes to $repo (or publish to a file:/// repository)"
+  if curl -fsI --netrc-optional ${TURNSTILE_REPO_USER:+-u "$TURNSTILE_REPO_USER:${TURNSTILE_REPO_PASSWORD:-}"} \
+      "$repo/dev/turnstile/turnstile-parent/$version/turnstile-parent-$version.pom" >/dev/null 2>&1; then
+    die "--repo $repo already has turnstile $version: a released version is never overwritten; release another version"
+  fi
 fi
 
 command -v gpg >/dev/null || die "gpg is not installed: install GnuPG (apt-get install gnupg) and import the release key"
