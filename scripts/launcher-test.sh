@@ -6,6 +6,14 @@
 #   - a replaced jar makes the old archive and library stale: the next run remakes them;
 #   - an archive that does not match the jar (made for another one, yet newer) is refused by the
 #     JVM silently, and the run still works.
+# The same launcher in the installed layout (bin/turnstile beside lib/turnstile-all.jar, as the
+# distribution archive and the .deb have it), under a path with a space, reached through a chain of
+# symlinks, with the install directory read-only (as an unprivileged user, where this runs as root):
+#   - two first runs at once both succeed, and leave one archive and one library in the user's cache;
+#   - nothing is written to the install directory;
+#   - the archive is really used (-Xshare:on / -XX:AOTMode=on would fail otherwise);
+#   - with HOME unwritable (no cache possible) it runs all the same, silently;
+#   - with stdout closed, `locks` fails with 74 and `run` still runs its command.
 # usage: scripts/launcher-test.sh [JAVA_HOME...]   (default: the java on PATH)
 # Needs turnstile-cli/target/turnstile-all.jar (run bin/turnstile --version once).
 set -euo pipefail
@@ -70,6 +78,51 @@ for home in "${homes[@]}"; do
   check "archive of another jar: still runs, silently" test "$out" = foreign
 
   rm -rf "$scratch"
+  trap - EXIT
+done
+# The installed layout.
+as_user=()
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+for home in "${homes[@]}"; do
+  scratch="$(mktemp -d)"
+  trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+  chmod 755 "$scratch"
+  prefix="$scratch/opt dir/turnstile"
+  mkdir -p "$prefix/bin" "$prefix/lib" "$scratch/links" "$scratch/home" "$scratch/elsewhere"
+  cp "$root/bin/turnstile" "$prefix/bin/"
+  cp "$built" "$prefix/lib/turnstile-all.jar"
+  echo test >"$prefix/lib/VERSION"
+  ln -s "$prefix/bin/turnstile" "$scratch/links/one"
+  ln -s "$scratch/links/one" "$scratch/links/turnstile"
+  chmod -R a-w "$prefix"
+  [ ${#as_user[@]} -eq 0 ] || chown 65534:65534 "$scratch/home" "$scratch/elsewhere"
+  before="$(ls -lR "$prefix")"
+  u() { (cd "$scratch/elsewhere" && "${as_user[@]}" env ${home:+JAVA_HOME="$home"} HOME="$scratch/home" XDG_CACHE_HOME= \
+      XDG_STATE_HOME="$scratch/home/state" TURNSTILE_STORE= "$scratch/links/turnstile" "$@"); }
+  echo "== installed, ${home:-java on PATH}${as_user:+, as nobody}"
+  u run --lock a -- sh -c 'echo one' >"$scratch/out1" 2>"$scratch/err1" &
+  u run --lock b -- sh -c 'echo two' >"$scratch/out2" 2>"$scratch/err2" &
+  wait
+  check "installed, concurrent first runs: both ran" grep -qx one "$scratch/out1"
+  check "installed, concurrent first runs: both ran (2)" grep -qx two "$scratch/out2"
+  check "installed, concurrent first runs: nothing on stderr" test ! -s "$scratch/err1" -a ! -s "$scratch/err2"
+  cache=("$scratch"/home/.cache/turnstile/test-*)
+  check "installed: one cache directory for the jar" test ${#cache[@]} -eq 1 -a -d "${cache[0]}"
+  check "installed: library extracted in the cache" test -s "${cache[0]}/native/libsqlitejdbc.so"
+  archives=("${cache[0]}"/jvm/*)
+  check "installed: one archive in the cache, no temporary files (${archives[*]##*/})" test ${#archives[@]} -eq 1 -a -f "${archives[0]}"
+  check "installed: the install directory is unchanged" test "$(ls -lR "$prefix")" = "$before"
+  case "${archives[0]}" in *.aot) strict=-XX:AOTMode=on ;; *) strict=-Xshare:on ;; esac
+  out="$(TURNSTILE_JAVA_OPTS=$strict u run --lock a -- echo used 2>&1)" || true
+  check "installed: the archive is used ($strict: $out)" test "$out" = used
+  out="$( (cd "$scratch/elsewhere" && "${as_user[@]}" env ${home:+JAVA_HOME="$home"} HOME=/proc/nonexistent XDG_CACHE_HOME= \
+      XDG_STATE_HOME="$scratch/home/state" TURNSTILE_STORE= "$scratch/links/turnstile" run --lock c -- echo nocache) 2>&1)" || true
+  check "installed, HOME unwritable: runs, silently ($out)" test "$out" = nocache
+  rc=0; u locks >&- 2>/dev/null || rc=$?
+  check "installed, stdout closed: locks exits 74 (was $rc)" test $rc -eq 74
+  rc=0; u run --lock d -- sh -c ": >'$scratch/home/ran'" >&- || rc=$?
+  check "installed, stdout closed: run runs its command (exit $rc)" test $rc -eq 0 -a -e "$scratch/home/ran"
+  chmod -R u+w "$scratch"; rm -rf "$scratch"
   trap - EXIT
 done
 [ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failed"; exit 1; }

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite: starts (or installs) the servers the tests need, then builds and runs
 # every module's tests against them, then checks that every published module is ready for Maven
-# Central. Extra arguments go to Maven.
+# Central, that the CLI's archive and .deb install and run, and that a release can be made and used
+# (scripts/dist-test.sh, scripts/release-test.sh). Extra arguments go to Maven.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/services.sh
 mvn -B -Dstyle.color=never -T 1 verify "$@"
 # with arguments (say -pl one-module) not every module was built, so there is nothing to check
-if (( $# == 0 )); then bash scripts/check-publishable.sh; fi
+if (( $# == 0 )); then
+  bash scripts/check-publishable.sh
+  # the CLI as users install it (archive and .deb, away from the source), and the release command
+  # end to end (a signed release into target/release-check, used by an outside project): about a minute
+  bash scripts/dist-test.sh
+  bash scripts/release-test.sh
+fi
