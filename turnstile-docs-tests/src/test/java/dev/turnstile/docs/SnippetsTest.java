@@ -31,8 +31,8 @@ import org.w3c.dom.NodeList;
  * built, and every Maven block names modules this build publishes, at this build's version.
  */
 class SnippetsTest {
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
-    private static final Pattern XML_BLOCK = Pattern.compile("```xml\\n(.*?)```", Pattern.DOTALL);
+    /** An opening or closing fence: up to three spaces, then three or more backticks or tildes, then the info string. */
+    private static final Pattern FENCE = Pattern.compile("^( {0,3})(`{3,}|~{3,})(.*)$");
     private static final Pattern TYPE_NAME =
             Pattern.compile("^public (?:final |abstract )?(?:class|record|interface|enum) (\\w+)", Pattern.MULTILINE);
     private static final Path ROOT = Path.of("..");
@@ -41,7 +41,7 @@ class SnippetsTest {
 
     @Test
     void everyJavaSnippetIsCompleteAndCompiles() throws IOException {
-        Map<String, List<String>> snippets = blocks(JAVA_BLOCK);
+        Map<String, List<String>> snippets = blocksIn("java");
         assertThat(snippets).as("Java snippets in README.md").containsKey("README.md");
         List<String> problems = new ArrayList<>();
         // One javac run per batch of files with distinct type names (a page may show a class before and after).
@@ -92,7 +92,7 @@ class SnippetsTest {
      */
     @Test
     void everyExampleExcerptIsInItsFile() throws IOException {
-        Pattern excerpt = Pattern.compile("`(src/[^`]+\\.java)`[^`]*?:\\n\\n```java\\n(.*?)```", Pattern.DOTALL);
+        Pattern source = Pattern.compile("`(src/[^`]+\\.java)`[^`]*$");
         List<String> problems = new ArrayList<>();
         int seen = 0;
         try (Stream<Path> examples = Files.list(ROOT.resolve("examples"))) {
@@ -101,23 +101,25 @@ class SnippetsTest {
                 if (!Files.exists(readme)) {
                     continue;
                 }
-                String text = Files.readString(readme);
-                Matcher m = excerpt.matcher(text);
-                int excerpts = 0;
-                while (m.find()) {
-                    excerpts++;
-                    Set<String> lines = new HashSet<>(Files.readAllLines(example.resolve(m.group(1))).stream()
+                for (Block block : blocks(Files.readString(readme))) {
+                    if (!block.language().equals("java")) {
+                        continue;
+                    }
+                    Matcher named = source.matcher(block.before().strip());
+                    if (!named.find() || !Files.exists(example.resolve(named.group(1)))) {
+                        problems.add(readme + ": a Java block that does not name, just before it, the file of the example "
+                                + "it comes from (`src/….java`):\n" + block.code());
+                        continue;
+                    }
+                    seen++;
+                    Set<String> lines = new HashSet<>(Files.readAllLines(example.resolve(named.group(1))).stream()
                             .map(SnippetsTest::code).toList());
-                    for (String line : m.group(2).split("\\n")) {
+                    for (String line : block.code().split("\n")) {
                         if (!code(line).isEmpty() && !lines.contains(code(line))) {
-                            problems.add(readme + ": not in " + m.group(1) + ": " + line.trim());
+                            problems.add(readme + ": not in " + named.group(1) + ": " + line.trim());
                         }
                     }
                 }
-                if (excerpts != JAVA_BLOCK.matcher(text).results().count()) {
-                    problems.add(readme + ": a Java block that does not name the file it comes from (`src/….java`:)");
-                }
-                seen += excerpts;
             }
         }
         assertThat(seen).as("excerpts in the examples' READMEs").isPositive();
@@ -137,7 +139,7 @@ class SnippetsTest {
         Set<String> published = publishedModules();
         List<String> problems = new ArrayList<>();
         int seen = 0;
-        for (Map.Entry<String, List<String>> e : blocks(XML_BLOCK).entrySet()) {
+        for (Map.Entry<String, List<String>> e : blocksIn("xml").entrySet()) {
             for (String xml : e.getValue()) {
                 if (!xml.contains("<dependency>")) {
                     continue;
@@ -181,19 +183,68 @@ class SnippetsTest {
         return modules;
     }
 
-    /** The blocks matching {@code pattern} in README.md and each page of docs/, by file. */
-    private static Map<String, List<String>> blocks(Pattern pattern) throws IOException {
+    /** The blocks in {@code language} in README.md and every page under docs/ (subfolders too), by file. */
+    private static Map<String, List<String>> blocksIn(String language) throws IOException {
         List<Path> docs = new ArrayList<>(List.of(ROOT.resolve("README.md")));
-        try (Stream<Path> pages = Files.list(ROOT.resolve("docs"))) {
+        try (Stream<Path> pages = Files.walk(ROOT.resolve("docs"))) {
             pages.filter(p -> p.toString().endsWith(".md")).sorted().forEach(docs::add);
         }
         Map<String, List<String>> found = new LinkedHashMap<>();
         for (Path doc : docs) {
-            Matcher m = pattern.matcher(Files.readString(doc));
-            while (m.find()) {
-                found.computeIfAbsent(ROOT.relativize(doc).toString(), k -> new ArrayList<>()).add(m.group(1));
+            for (Block block : blocks(Files.readString(doc))) {
+                if (block.language().equals(language)) {
+                    found.computeIfAbsent(ROOT.relativize(doc).toString(), k -> new ArrayList<>()).add(block.code());
+                }
             }
         }
         return found;
+    }
+
+    /**
+     * A fenced code block: its language (the info string's first word, in lower case, as GitHub
+     * reads it), its code, and the text of the page before it.
+     */
+    record Block(String language, String code, String before) {}
+
+    /**
+     * The fenced code blocks of a Markdown page as CommonMark reads them: a fence of three or more
+     * backticks or tildes indented by up to three spaces (in a list item too), closed by a fence of
+     * the same character at least as long; the opening fence's indentation is taken off the code's
+     * lines; CR LF line ends count as LF.
+     */
+    static List<Block> blocks(String page) {
+        String[] lines = page.replace("\r\n", "\n").replace('\r', '\n').split("\n", -1);
+        List<Block> out = new ArrayList<>();
+        StringBuilder before = new StringBuilder();
+        for (int i = 0; i < lines.length; i++) {
+            Matcher open = FENCE.matcher(lines[i]);
+            if (!open.matches() || (open.group(2).charAt(0) == '`' && open.group(3).contains("`"))) {
+                before.append(lines[i]).append('\n');
+                continue;
+            }
+            int indent = open.group(1).length();
+            String fence = open.group(2);
+            String info = open.group(3).strip();
+            String language = info.isEmpty() ? "" : info.split("[\\s{]", 2)[0].toLowerCase(java.util.Locale.ROOT);
+            StringBuilder code = new StringBuilder();
+            int j = i + 1;
+            for (; j < lines.length; j++) {
+                Matcher close = FENCE.matcher(lines[j]);
+                if (close.matches() && close.group(2).charAt(0) == fence.charAt(0) && close.group(2).length() >= fence.length()
+                        && close.group(3).isBlank()) {
+                    break;
+                }
+                String line = lines[j];
+                int strip = 0;
+                while (strip < indent && strip < line.length() && line.charAt(strip) == ' ') {
+                    strip++;
+                }
+                code.append(line.substring(strip)).append('\n');
+            }
+            out.add(new Block(language, code.toString(), before.toString()));
+            before.setLength(0);
+            i = j;
+        }
+        return out;
     }
 }

@@ -534,6 +534,9 @@ public final class RedisLockStore implements LockStore {
         RedisClusterCommands<String, String> c = redis;
         if (c == null) {
             synchronized (this) {
+                // Again under the lock close() takes: a call that passed the first check while the
+                // store was being closed must not open a connection that nothing would close.
+                checkOpen();
                 if (redis == null) {
                     // A server that accepts connections and never answers costs one connect
                     // timeout; the calls right after (the best-effort release of a failed acquire,

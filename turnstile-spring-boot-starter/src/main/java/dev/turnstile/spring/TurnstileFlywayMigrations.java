@@ -19,12 +19,34 @@ final class TurnstileFlywayMigrations {
 
     private TurnstileFlywayMigrations() {}
 
+    /**
+     * A history table Flyway can be given safely: Flyway quotes the table's own name, but on
+     * PostgreSQL writes the name raw into the names of its primary key and index ({@code <name>_pk},
+     * {@code <name>_s_idx}), so anything but a plain identifier would run as SQL; 57 characters keep
+     * {@code <name>_s_idx} within PostgreSQL's 63.
+     */
+    private static final java.util.regex.Pattern HISTORY_TABLE = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,56}");
+
     static void migrate(DataSource dataSource, String table, String historyTable) {
+        if (historyTable == null || !HISTORY_TABLE.matcher(historyTable).matches()) {
+            throw new TurnstileStartupException("turnstile.jdbc.flyway.history-table is '" + historyTable + "', which is not "
+                    + "a plain table name", "give letters, digits and '_' only, starting with a letter or '_', at most 57 "
+                    + "characters, with no schema (the history table goes beside the lock table), or leave it unset for "
+                    + Migrations.FLYWAY_HISTORY_TABLE, null);
+        }
+        if (historyTable.equalsIgnoreCase("flyway_schema_history")) {
+            throw new TurnstileStartupException("turnstile.jdbc.flyway.history-table is " + historyTable + ", Flyway's own "
+                    + "default history table, which the application's migrations use: Turnstile's V1 would meet the "
+                    + "application's", "leave turnstile.jdbc.flyway.history-table unset (" + Migrations.FLYWAY_HISTORY_TABLE
+                    + "), or give a table no other Flyway uses", null);
+        }
         int dot = table.indexOf('.');
         String bare = table.substring(dot + 1);
-        if (!bare.equalsIgnoreCase("turnstile_locks")) {
+        // Exactly as the migrations write it: MariaDB and MySQL on Linux tell TURNSTILE_LOCKS from turnstile_locks.
+        if (!bare.equals("turnstile_locks")) {
             throw new TurnstileStartupException("turnstile.jdbc.flyway.enabled=true runs Turnstile's migrations, which "
-                    + "create the table turnstile_locks, but turnstile.jdbc.table is " + table, "set turnstile.jdbc.table="
+                    + "create the table turnstile_locks (in lower case), but turnstile.jdbc.table is " + table,
+                    "set turnstile.jdbc.table="
                     + (dot < 0 ? "" : table.substring(0, dot + 1)) + "turnstile_locks, or unset turnstile.jdbc.flyway.enabled "
                     + "and create " + table + " in your own migrations (with the DDL that 'turnstile schema' prints for "
                     + "?turnstile.table=" + table + ")", null);
@@ -84,7 +106,30 @@ final class TurnstileFlywayMigrations {
             if (schema != null) {
                 config.schemas(schema);
             }
-            return config.load().migrate().migrationsExecuted;
+            org.flywaydb.core.Flyway flyway = config.load();
+            // Instances that start at once on a database without the history table race to create
+            // it before Flyway's lock exists: the loser fails ("… already exists, and is empty" on
+            // MariaDB). The winner is done within moments, and a second try finds its history.
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return flyway.migrate().migrationsExecuted;
+                } catch (org.flywaydb.core.api.FlywayException e) {
+                    if (attempt == RACE_ATTEMPTS) {
+                        throw e;
+                    }
+                    log.info("Turnstile's Flyway migrations failed ({}); trying again, as another instance may be "
+                            + "creating the history table", e.getMessage());
+                    try {
+                        Thread.sleep(250L * attempt + java.util.concurrent.ThreadLocalRandom.current().nextInt(250));
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        throw e;
+                    }
+                }
+            }
         }
+
+        /** Tries of a migration that may have met another instance's (see {@link #migrate}). */
+        private static final int RACE_ATTEMPTS = 4;
     }
 }

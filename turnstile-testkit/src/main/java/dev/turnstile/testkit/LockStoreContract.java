@@ -709,12 +709,14 @@ public abstract class LockStoreContract {
         @DisplayName("with keep-alive the lease renews at the new TTL's pace and stays held")
         void keepAliveFollowsTheShorterTtl() {
             String name = unique("shorter-keep");
-            LockOptions options = LockOptions.builder().lockAtMostFor(ms(900)).keepAlive(true).build();
+            // Renewals every 800 ms (a third of 2.4 s) would let the 600 ms lease lapse; every 200 ms
+            // (a third of the new TTL) keep it, with 400 ms to spare for a slow renewal on a busy machine.
+            LockOptions options = LockOptions.builder().lockAtMostFor(ms(2_400)).keepAlive(true).build();
             Lease lease = held(client().tryAcquire(name, options));
-            lease.extend(ms(240));
+            lease.extend(ms(600));
             Turnstile other = client();
             long start = System.nanoTime();
-            long end = start + ms(900).toNanos();
+            long end = start + ms(1_800).toNanos();
             while (System.nanoTime() < end) {
                 assertThat(other.tryAcquire(name, ttl(1_000))).as("another client took the lock %d ms after the extend",
                         (System.nanoTime() - start) / 1_000_000).isEmpty();

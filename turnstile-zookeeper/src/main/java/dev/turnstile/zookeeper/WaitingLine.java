@@ -276,6 +276,29 @@ final class WaitingLine {
         return places.size();
     }
 
+    /**
+     * The store is closing over a client that stays open (the application's): its places would hold
+     * the line up for a queue timeout, so they are deleted, in the background (Curator retries a
+     * guaranteed delete until it is done; a close never waits for the server).
+     */
+    void leaveAll() {
+        for (Map.Entry<String, Place> e : places.entrySet()) {
+            Place p = e.getValue();
+            synchronized (p) {
+                if (!p.open) {
+                    continue;
+                }
+                p.open = false;
+            }
+            places.remove(e.getKey(), p);
+            try {
+                client.delete().guaranteed().inBackground().forPath(p.path);
+            } catch (Exception failed) {
+                log.debug("could not remove the waiting place {} on close: {}", p.path, failed.toString());
+            }
+        }
+    }
+
     /** The session's nodes are gone: every place with them. */
     void forgetPlaces() {
         places.values().forEach(p -> p.open = false);

@@ -859,6 +859,11 @@ public final class ZooKeeperLockStore implements LockStore {
         client.getConnectionStateListenable().removeListener(stateListener);
         watchThread.shutdownNow();
         sweepThread.shutdownNow();
+        if (!ownsClient) {
+            // The client (and its session) lives on: the places in line of this store's waiters go
+            // now, or the waiters behind them would wait out a queue timeout.
+            line.leaveAll();
+        }
         if (ownsClient) {
             // Closing our own client ends the session, and the server drops the held locks' nodes
             // at once: their leases are lost now, and must say so before anyone else can be let in.

@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** atk: SCRIPT FLUSH while the store is in use (NOSCRIPT recovery), standalone and Cluster. */
-class AtkScriptFlushTest {
+/** SCRIPT FLUSH while the store is in use (NOSCRIPT recovery), standalone and Cluster. */
+class RedisScriptFlushTest {
 
     @Test
     void standaloneKeepsWorkingThroughScriptFlushes() throws Exception {

@@ -16,11 +16,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * atk: hostile turnstile.jdbc.flyway.history-table values with turnstile.jdbc.flyway.enabled=true on
+ * hostile turnstile.jdbc.flyway.history-table values with turnstile.jdbc.flyway.enabled=true on
  * PostgreSQL. Each must either be refused with a message that names the property and the fix, or
  * work, on the first start and on every restart; nothing in it may run as SQL.
  */
-class AtkFlywayHistoryTableTest {
+class FlywayHistoryTableInputTest {
     private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
     private final List<String> schemas = new ArrayList<>();
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

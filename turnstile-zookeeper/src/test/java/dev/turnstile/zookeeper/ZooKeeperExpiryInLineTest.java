@@ -19,8 +19,8 @@ import org.apache.curator.retry.RetryNTimes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** atk: session expiry while waiting in line and while holding; close with waiters in line. */
-class AtkZooKeeperExpiryTest {
+/** session expiry while waiting in line and while holding; close with waiters in line. */
+class ZooKeeperExpiryInLineTest {
     private static final Duration SESSION = Duration.ofSeconds(4);
     private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofSeconds(30));
     private final List<AutoCloseable> open = new ArrayList<>();
@@ -53,6 +53,34 @@ class AtkZooKeeperExpiryTest {
                 // best effort
             }
         }
+    }
+
+    @Test
+    void closingAStoreOverTheApplicationsClientTakesItsWaitersOutOfLine() throws Exception {
+        String name = unique("closeline");
+        CuratorFramework shared = curator();
+        ZooKeeperLockStore holder = store(curator(), Duration.ofSeconds(30));
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(60))).orElseThrow();
+        ZooKeeperLockStore early = store(shared, Duration.ofSeconds(30));
+        assertThat(early.tryAcquire(new AcquireRequest(name, "early", "e", Duration.ofSeconds(30), true))).isEmpty();
+        assertThat(early.places()).isEqualTo(1);
+        early.close(); // before any Turnstile over it: stopWaiting is never called
+        ZooKeeperLockStore late = store(curator(), Duration.ofSeconds(30));
+        assertThat(late.tryAcquire(new AcquireRequest(name, "late", "l", Duration.ofSeconds(30), true))).isEmpty();
+        holder.release(name, "h", Duration.ZERO);
+        long freed = System.nanoTime();
+        // The place of the closed store is gone: the late waiter is first in line at once (with a
+        // queue timeout of 30 s, a place left behind would hold it up for that long).
+        Optional<dev.turnstile.spi.Grant> got = Optional.empty();
+        while (got.isEmpty() && System.nanoTime() - freed < TimeUnit.SECONDS.toNanos(5)) {
+            got = late.tryAcquire(new AcquireRequest(name, "late", "l", Duration.ofSeconds(30), true));
+            if (got.isEmpty()) {
+                Thread.sleep(50);
+            }
+        }
+        assertThat(got).as("the late waiter, within 5 s of the release").isPresent();
+        assertThat(shared.getChildren().forPath("/atk-expiry/locks/" + ZooKeeperLockStore.encode(name)))
+                .noneMatch(child -> child.startsWith(ZooKeeperLockStore.nodePrefix("e")));
     }
 
     @Test

@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * atk: a store that owns its client (LockStores.open) closed while other threads acquire, wait and
+ * a store that owns its client (LockStores.open) closed while other threads acquire, wait and
  * watch: afterwards no thread of it (lettuce-*, netty, turnstile-*) and no connection of it (CLIENT LIST) may be left.
  */
-class AtkRedisCloseLeakTest {
+class RedisCloseLeakTest {
 
     @Test
     void closeRacingAcquiresAndWatchesLeavesNoThreadsOrConnections() throws Exception {
@@ -76,10 +76,10 @@ class AtkRedisCloseLeakTest {
     }
 
     private static long threads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(AtkRedisCloseLeakTest::ours).count();
+        return Thread.getAllStackTraces().keySet().stream().filter(RedisCloseLeakTest::ours).count();
     }
 
     private static List<String> names() {
-        return Thread.getAllStackTraces().keySet().stream().filter(AtkRedisCloseLeakTest::ours).map(Thread::getName).sorted().toList();
+        return Thread.getAllStackTraces().keySet().stream().filter(RedisCloseLeakTest::ours).map(Thread::getName).sorted().toList();
     }
 }

@@ -12,13 +12,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * atk: close() racing the first command on another thread. commands() checks 'closed' before it
+ * close() racing the first command on another thread. commands() checks 'closed' before it
  * enters synchronized(this), and does not check it again inside: a close() that runs in between
  * (it is synchronized on the same monitor since today) is followed by the other thread opening
  * the command connection of a closed store, which nobody closes (the client is the caller's),
  * and by a lock granted by a closed store.
  */
-class AtkRedisCloseRaceTest {
+class RedisCloseRaceTest {
 
     @Test
     void aCloseBetweenTheOpenCheckAndTheConnectLeavesNoConnectionAndGrantsNothing() throws Exception {
