@@ -3,8 +3,10 @@ package dev.turnstile;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.WatchesLeases;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
@@ -90,7 +92,25 @@ final class HeldLease implements Lease {
     synchronized void start() {
         deadlineWatched = options.keepAlive() || options.onLost().isPresent();
         rearm();
-        ReleaseWatch w = store.watchLease(name, token, new LeaseProof() {
+        ReleaseWatch w = store.capability(WatchesLeases.class)
+                .map(watching -> watching.watchLease(name, token, proof()))
+                .orElse(ReleaseWatch.NONE);
+        if (state == State.HELD) {
+            proofWatch = w;
+        } else {
+            w.close();
+        }
+        if (options.keepAlive() && options.onLost().isPresent()) {
+            // Someone stops work on loss: where the store tells of releases (Redis, PostgreSQL),
+            // a forced release is checked at once rather than found at the next renewal. Subscribed
+            // on the keeper's thread, so that neither the acquire nor the release waits for it.
+            keeper.execute(this::watchReleases);
+        }
+    }
+
+    /** What a store that watches leases tells this lease: how long it is proven held, and its end. */
+    private LeaseProof proof() {
+        return new LeaseProof() {
             @Override
             public void provenUntil(long nanoTime) {
                 limitProof(nanoTime);
@@ -105,18 +125,7 @@ final class HeldLease implements Lease {
             public void ended(String reason) {
                 markEnded(reason);
             }
-        });
-        if (state == State.HELD) {
-            proofWatch = w;
-        } else {
-            w.close();
-        }
-        if (options.keepAlive() && options.onLost().isPresent()) {
-            // Someone stops work on loss: where the store tells of releases (Redis, PostgreSQL),
-            // a forced release is checked at once rather than found at the next renewal. Subscribed
-            // on the keeper's thread, so that neither the acquire nor the release waits for it.
-            keeper.execute(this::watchReleases);
-        }
+        };
     }
 
     private void watchReleases() {
@@ -125,7 +134,11 @@ final class HeldLease implements Lease {
         }
         ReleaseWatch r;
         try {
-            r = store.watchReleases(name, this::releaseNoticed);
+            NotifiesReleases notifying = store.capability(NotifiesReleases.class).orElse(null);
+            if (notifying == null) {
+                return;   // renewals find a forced release
+            }
+            r = notifying.watchReleases(name, this::releaseNoticed);
         } catch (RuntimeException e) {
             log.debug("cannot watch releases of '{}' (renewals still find a forced release): {}", name, e.toString());
             return;

@@ -1,6 +1,7 @@
 package dev.turnstile;
 
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseWatch;
 import java.util.ArrayList;
 import java.util.List;
@@ -120,7 +121,9 @@ final class ReleaseWatches {
                 }
                 if (e.watch == null) {
                     try {
-                        e.watch = store.watchReleases(name, token -> onRelease.accept(name, token));
+                        e.watch = store.capability(NotifiesReleases.class)
+                                .map(notifying -> notifying.watchReleases(name, token -> onRelease.accept(name, token)))
+                                .orElse(ReleaseWatch.NONE);
                     } catch (RuntimeException ex) {
                         retire(name, e); // nobody has joined an entry that never subscribed
                         throw ex;

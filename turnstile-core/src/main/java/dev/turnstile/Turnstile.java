@@ -3,6 +3,8 @@ package dev.turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
+import dev.turnstile.spi.HandsOver;
+import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseResult;
 import java.time.Duration;
@@ -355,7 +357,7 @@ public final class Turnstile implements AutoCloseable {
      */
     private void stopWaiting(String name, String token) {
         try {
-            store.stopWaiting(name, token);
+            store.capability(KeepsWaitingLine.class).ifPresent(line -> line.stopWaiting(name, token));
         } catch (RuntimeException e) {
             log.debug("could not leave the waiting line of lock '{}': {}", name, e.toString());
         }
@@ -576,7 +578,8 @@ public final class Turnstile implements AutoCloseable {
      * @throws StoreUnavailableException if the store call failed (the caller may retry the release)
      */
     ReleaseResult endLease(String name, String token, Duration lockAtLeastFor) {
-        WaitRooms.Seat taker = lockAtLeastFor.isZero() && store.handsOver() && !closed ? waitRooms.claimFirst(name) : null;
+        HandsOver handing = lockAtLeastFor.isZero() && !closed ? store.capability(HandsOver.class).orElse(null) : null;
+        WaitRooms.Seat taker = handing != null ? waitRooms.claimFirst(name) : null;
         if (taker == null) {
             ReleaseResult applied = store.releaseReporting(name, token, lockAtLeastFor);
             released(name, token, true);
@@ -591,7 +594,7 @@ public final class Turnstile implements AutoCloseable {
             long start = System.nanoTime();
             HandOver done;
             try {
-                done = store.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
+                done = handing.handOver(name, token, new AcquireRequest(name, owner, nextToken, options.lockAtMostFor(), true));
             } catch (RuntimeException e) {
                 undoAmbiguousAcquire(name, nextToken);
                 throw e;

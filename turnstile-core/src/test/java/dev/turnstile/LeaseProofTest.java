@@ -8,6 +8,7 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.WatchesLeases;
 import dev.turnstile.testing.InMemoryLockStore;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class LeaseProofTest {
 
     /** An in-memory store that hands out the lease's {@link LeaseProof} to the test, as a session would use it. */
-    static final class SessionStore implements LockStore {
+    static final class SessionStore implements LockStore, WatchesLeases {
         final InMemoryLockStore inner = new InMemoryLockStore();
         final AtomicReference<LeaseProof> proof = new AtomicReference<>();
         final AtomicBoolean watchClosed = new AtomicBoolean();

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
+import dev.turnstile.spi.HandsOver;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreUrls;
@@ -229,7 +231,7 @@ class TurnstileTest {
      * An in-memory store that counts release subscriptions opened and closed, and delivers its
      * notifications late, on another thread, as a real store's arrive.
      */
-    static final class NotifyingStore implements LockStore {
+    static final class NotifyingStore implements LockStore, NotifiesReleases {
         final InMemoryLockStore inner = new InMemoryLockStore();
         final AtomicInteger watchesOpened = new AtomicInteger();
         final AtomicInteger watchesClosed = new AtomicInteger();
@@ -493,7 +495,7 @@ class TurnstileTest {
     }
 
     /** An in-memory store that hands a lock over in one call (it has no other clients to be fair to), and counts its calls. */
-    static final class HandingStore implements LockStore {
+    static final class HandingStore implements LockStore, HandsOver {
         final InMemoryLockStore inner = new InMemoryLockStore();
         final AtomicInteger attempts = new AtomicInteger();
         final AtomicInteger handOvers = new AtomicInteger();
@@ -515,7 +517,6 @@ class TurnstileTest {
         @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
         @Override public synchronized boolean forceRelease(String n) { return inner.forceRelease(n); }
         @Override public String description() { return "handing"; }
-        @Override public boolean handsOver() { return true; }
 
         @Override
         public synchronized HandOver handOver(String name, String token, AcquireRequest next) {

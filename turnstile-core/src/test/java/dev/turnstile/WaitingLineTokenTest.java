@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
@@ -27,7 +29,7 @@ class WaitingLineTokenTest {
     private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofMinutes(1));
 
     /** Busy until {@code grantOnTry} tries have been made (0: always busy); notifies, so waiters queue. */
-    static class QueueingStore implements LockStore {
+    static class QueueingStore implements LockStore, NotifiesReleases, KeepsWaitingLine {
         final List<AcquireRequest> tries = new CopyOnWriteArrayList<>();
         final List<String> stopped = new CopyOnWriteArrayList<>();
         final AtomicInteger fence = new AtomicInteger();

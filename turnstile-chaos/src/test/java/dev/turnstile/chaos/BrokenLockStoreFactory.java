@@ -5,9 +5,9 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
+import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.LockStores;
-import dev.turnstile.spi.ReleaseListener;
-import dev.turnstile.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -77,9 +77,10 @@ public final class BrokenLockStoreFactory implements LockStoreFactory {
             return inner.forceRelease(name);
         }
 
+        /** The inner store's release notices only: a hand-over would bypass the broken release. */
         @Override
-        public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
-            return inner.watchReleases(name, listener);
+        public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
+            return type == NotifiesReleases.class ? inner.capability(type) : Optional.empty();
         }
 
         @Override

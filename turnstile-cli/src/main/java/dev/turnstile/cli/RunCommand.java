@@ -7,6 +7,7 @@ import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.SessionBoundLeases;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -129,7 +130,7 @@ final class RunCommand implements Callable<Integer> {
                 release(lease);
                 return supervisor.stopRequested();
             }
-            Duration fitted = graceWithinSession(s.sessionBound(), stopGrace, cl);
+            Duration fitted = graceWithinSession(s.capability(SessionBoundLeases.class).map(SessionBoundLeases::sessionBound), stopGrace, cl);
             if (fitted == null) {
                 release(lease);
                 return ExitCodes.USAGE; // said why
@@ -170,7 +171,7 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * A store that ends a lease with its session (ZooKeeper) lets it be known held for less than
-     * the TTL: its {@linkplain LockStore#sessionBound() session bound} (the negotiated session
+     * the TTL: its {@linkplain SessionBoundLeases#sessionBound() session bound} (the negotiated session
      * timeout less a margin) after the last answer, whatever the TTL. The guard's SIGTERM comes at
      * that deadline minus the grace period, so the grace must fit in half of it, as it must in half
      * the TTL. Read from the store once connected (the server negotiates the session), never
@@ -217,7 +218,7 @@ final class RunCommand implements Callable<Integer> {
     /**
      * The grace period that fits in a store's session bound (see {@link #graceWithinSession}).
      *
-     * @param sessionBound the store's {@link LockStore#sessionBound()}
+     * @param sessionBound the store's {@link SessionBoundLeases#sessionBound()}
      * @param grace the grace period already fitted to half the TTL
      * @param explicit whether the user gave --grace (refused if it does not fit; else shortened)
      * @return the grace to use, or null if an explicit grace does not fit

@@ -9,10 +9,10 @@ import java.time.Duration;
  * @param owner the readable holder identity to store
  * @param token the random ownership token, fresh for every acquire, except that all tries of one
  *     waiting acquire carry the same token (so a store may keep one place in line for them; see
- *     {@link LockStore#stopWaiting}); a try that got busy has left nothing held under it
+ *     {@link KeepsWaitingLine#stopWaiting}); a try that got busy has left nothing held under it
  * @param ttl the lease's time to live, counted by the store's clock
  * @param waiting whether the caller waits for a release if the lock is busy (it has
- *     {@linkplain LockStore#watchReleases subscribed}, or tried to: a waiter whose subscription
+ *     {@linkplain NotifiesReleases#watchReleases subscribed}, or tried to: a waiter whose subscription
  *     failed polls, and keeps its place all the same), so a store may queue it and wake it in turn;
  *     a queued waiter that does not answer its turn costs the others a short delay, never the lock
  */

@@ -3,7 +3,7 @@ package dev.turnstile.spi;
 import java.util.Optional;
 
 /**
- * What {@link LockStore#handOver} did: nothing (the token no longer held the lock), a plain release
+ * What {@link HandsOver#handOver} did: nothing (the token no longer held the lock), a plain release
  * (another client had waited longer, and was told), or a release and a grant to the next holder in
  * one step.
  *

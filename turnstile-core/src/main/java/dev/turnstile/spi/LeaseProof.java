@@ -2,7 +2,7 @@ package dev.turnstile.spi;
 
 /**
  * How a store whose leases also hang on a session (ZooKeeper) tells a held lease that it can no
- * longer be proven held, for {@link LockStore#watchLease}. Calls may come on any thread and must be
+ * longer be proven held, for {@link WatchesLeases#watchLease}. Calls may come on any thread and must be
  * cheap; the lease applies them at once.
  */
 public interface LeaseProof {

@@ -98,77 +98,18 @@ public interface LockStore extends AutoCloseable {
     boolean forceRelease(String name);
 
     /**
-     * Asks to be told when the lock is released or expires anywhere, so that waiters need not poll
-     * often. Stores that cannot notify (SQL) return {@link ReleaseWatch#NONE}, and waiters then
-     * poll with backoff; stores that can (Redis pub/sub, ZooKeeper watches) call {@code listener}
-     * on any thread, possibly spuriously, with the released token where they know it. Waiters keep
-     * a bounded fallback poll either way, so a lost notification costs latency, never liveness.
+     * Returns this store as the capability {@code type} if it has it, for example
+     * {@code store.capability(NotifiesReleases.class)}. A store declares a capability by implementing
+     * its interface ({@link StoreCapability} lists them), which the default finds; a store that has a
+     * capability only in some set-ups overrides this to say so (the JDBC store watches leases on
+     * PostgreSQL only), and a store that wraps another forwards the question to it.
      *
-     * @param name the lock name
-     * @param listener called on a release or expiry of {@code name}
-     * @return a handle that stops the notifications
+     * @param type the capability's interface
+     * @param <C> the capability's type
+     * @return the capability, or empty if this store does not have it
      */
-    default ReleaseWatch watchReleases(String name, ReleaseListener listener) {
-        return ReleaseWatch.NONE;
-    }
-
-    /**
-     * Asks to be told when a lease this store granted can no longer be proven held for a reason
-     * other than its TTL: a store whose leases hang on a session (ZooKeeper) calls
-     * {@link LeaseProof#provenUntil} with the last moment the server cannot yet have expired the
-     * session (and moves it on as the session is proven alive) and {@link LeaseProof#lost} when
-     * the session is gone, so that the holder reports the loss before the server can let another
-     * client in (docs/design.md, rule 8). Stores without sessions return {@link ReleaseWatch#NONE}.
-     *
-     * @param name the lock name
-     * @param token the lease's token
-     * @param proof told of the lease's proof
-     * @return a handle that stops the calls (the lease closes it when it ends)
-     */
-    default ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
-        return ReleaseWatch.NONE;
-    }
-
-    /**
-     * Tells the store that a waiting acquire has ended without the lock: it timed out, was
-     * interrupted or failed, or was given a lease of another token. A store that keeps a place in a
-     * waiting line for {@linkplain AcquireRequest#waiting() waiting} requests (ZooKeeper) drops the
-     * place of {@code token} at once, so the waiters behind it need not wait for it to time out.
-     * Every try of one waiting acquire carries the same token, so the place is found by it. A store
-     * that wraps or delegates to another must forward this call. Best effort: a place left behind
-     * must cost the line a bounded delay, never the lock.
-     *
-     * @param name the lock name
-     * @param token the token every try of the ended wait carried
-     */
-    default void stopWaiting(String name, String token) {}
-
-    /**
-     * Tells whether {@link #handOver} is supported. Only a store that knows whether other clients
-     * are waiting (a waiter queue) should say yes: handing a lock from thread to thread of one
-     * client without that knowledge would starve every other client.
-     *
-     * @return {@code false} unless the store overrides {@link #handOver}
-     */
-    default boolean handsOver() {
-        return false;
-    }
-
-    /**
-     * Ends the lease held by {@code token} and, in the same atomic step, grants the lock to
-     * {@code next} (a waiter of the same client, with its own token), unless a waiter of another
-     * client has waited longer: then it only releases, and wakes that waiter. The next holder's
-     * fence is greater than the released one, as with {@link #tryAcquire}. One store call instead of
-     * a release and an acquire.
-     *
-     * @param name the lock name
-     * @param token the current holder's token
-     * @param next the next holder's request (its {@code waiting} flag is set)
-     * @return what was done
-     * @throws UnsupportedOperationException if {@link #handsOver()} is {@code false}
-     */
-    default HandOver handOver(String name, String token, AcquireRequest next) {
-        throw new UnsupportedOperationException(description() + " cannot hand a lock over");
+    default <C extends StoreCapability> Optional<C> capability(Class<C> type) {
+        return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
     }
 
     /**
@@ -186,21 +127,6 @@ public interface LockStore extends AutoCloseable {
      */
     @Override
     default void close() {}
-
-    /**
-     * How long after its last answer from the server this store can still vouch for a lease it
-     * granted, for a store whose leases also end with a session (ZooKeeper: the negotiated session
-     * timeout less a margin). Such a store bounds every lease's local deadline by it through
-     * {@link #watchLease}, so {@link dev.turnstile.Lease#timeLeft()} never exceeds it whatever the
-     * TTL. A caller that must act a fixed time before a lease can end (the CLI's guard stops its
-     * command a grace period before the deadline) fits that time into this bound as into the TTL.
-     * A store that wraps or delegates to another must forward this call.
-     *
-     * @return the bound, or empty for a store whose leases end only by their TTL (the default)
-     */
-    default Optional<Duration> sessionBound() {
-        return Optional.empty();
-    }
 
     /**
      * Tells whether {@link #close()} was called, so that a client can report a closed store as what it

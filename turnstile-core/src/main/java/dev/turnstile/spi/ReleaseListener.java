@@ -1,6 +1,6 @@
 package dev.turnstile.spi;
 
-/** Told by a store that a lock was released, for {@link LockStore#watchReleases}. */
+/** Told by a store that a lock was released, for {@link NotifiesReleases#watchReleases}. */
 @FunctionalInterface
 public interface ReleaseListener {
     /**

@@ -4,6 +4,7 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
@@ -24,7 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * contract suite as the real stores. Like Redis, it notifies {@linkplain #watchReleases watchers}
  * of releases (with the released token) and forced releases, but not of expiries.
  */
-public final class InMemoryLockStore implements LockStore {
+public final class InMemoryLockStore implements LockStore, NotifiesReleases {
     private final Map<String, Row> rows = new HashMap<>();
     private final Map<String, List<ReleaseListener>> watchers = new ConcurrentHashMap<>();
     private volatile boolean closed;

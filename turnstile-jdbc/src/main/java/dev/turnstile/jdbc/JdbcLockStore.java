@@ -8,6 +8,8 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.StoreCapability;
+import dev.turnstile.spi.WatchesLeases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,7 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A lock store in one SQL table, over any {@link DataSource}: SQLite, PostgreSQL, MariaDB/MySQL
  * and H2. Acquire, extend and release are one statement each (MariaDB/MySQL acquire adds a read
- * by token), expiry is judged by the database's clock, and each row's fence column only grows.
+ * by token), expiry is judged by the database's clock, and each row's fence column only grows. Each
+ * database's statements, and what they guarantee, for users: {@code docs/stores/sql.md}.
  *
  * <pre>{@code
  * LockStore store = JdbcLockStore.builder(dataSource).build();
@@ -50,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * PostgreSQL {@code 55P03}: another transaction holds the row) is busy at once. Neither is reported
  * as {@link StoreUnavailableException}; an extend or release that keeps conflicting is.
  */
-public final class JdbcLockStore implements LockStore {
+public final class JdbcLockStore implements LockStore, WatchesLeases {
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
     /** Attempts of one statement that meets a deadlock or serialization failure. */
     static final int CONFLICT_ATTEMPTS = 4;
@@ -197,6 +200,15 @@ public final class JdbcLockStore implements LockStore {
                 proof.ended("it was force-released (told by PostgreSQL)");
             }
         });
+    }
+
+    /** Leases are watched on PostgreSQL only, and only when the store may hold a connection for it. */
+    @Override
+    public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
+        if (type == WatchesLeases.class && !(notifyForcedReleases && dialect instanceof PostgresDialect)) {
+            return Optional.empty();
+        }
+        return LockStore.super.capability(type);
     }
 
     private PgReleaseNotices notices() {

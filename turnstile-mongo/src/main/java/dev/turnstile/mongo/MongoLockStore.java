@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * Java sync driver). One document per lock, keyed by the lock name; acquire is one
  * {@code findOneAndUpdate} with upsert, release and extend are one owner-checked {@code updateOne}
  * each. Expiry is judged by the server's clock ({@code $$NOW} in {@code $expr}, {@code $currentDate}),
- * never by a client's. The queries are in {@code MongoQueries}.
+ * never by a client's. The queries are in {@code MongoQueries}; the document, the guarantees and the
+ * options, for users, in {@code docs/stores/mongodb.md}.
  *
  * <pre>{@code
  * LockStore store = MongoLockStore.builder(mongoClient, "app").build();

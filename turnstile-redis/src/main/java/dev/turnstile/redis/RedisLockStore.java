@@ -13,7 +13,9 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
+import dev.turnstile.spi.HandsOver;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
@@ -64,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * {@code PX} (which alone decides expiry, on the server's clock), so
  * {@code redis-cli GET 'turnstile:{nightly}'} shows who holds it, since when, until when and with
  * which fence. The fence counter {@code <prefix>{<name>}:fence}
- * shares the lock's hash slot.
+ * shares the lock's hash slot. The guarantees and options, for users: {@code docs/stores/redis.md}.
  *
  * <p>{@code lockAtLeastFor} is decided on the server's clock too: a release keeps the lock until
  * {@code acquired_at} (stamped by the server at the acquire and never rewritten) plus
@@ -89,7 +91,7 @@ import org.slf4j.LoggerFactory;
  * narrows that window; {@code appendfsync always}, or a restart only after the longest TTL, closes
  * it for restarts.
  */
-public final class RedisLockStore implements LockStore {
+public final class RedisLockStore implements LockStore, NotifiesReleases, HandsOver {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
 
 
@@ -250,12 +252,6 @@ public final class RedisLockStore implements LockStore {
                 : run("release", name, RELEASE_AT_LEAST, ScriptOutputType.INTEGER, keys, token,
                         Long.toString(lockAtLeastFor.toMillis()));
         return done == KEPT ? ReleaseResult.KEPT_FOR_AT_LEAST : done == 1L ? ReleaseResult.FREED : ReleaseResult.NOT_HELD;
-    }
-
-    /** Yes: the waiter queue tells whether another client has waited longer. */
-    @Override
-    public boolean handsOver() {
-        return true;
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
@@ -40,7 +41,7 @@ import java.util.function.Function;
  * survives a minority of nodes down); where correctness depends on the lock, use a single store
  * with safe fences and check the fence at the resource.
  */
-public final class RedlockLockStore implements LockStore {
+public final class RedlockLockStore implements LockStore, NotifiesReleases {
     private final List<RedisLockStore> nodes;
     private final int quorum;
     private final Duration nodeTimeout;

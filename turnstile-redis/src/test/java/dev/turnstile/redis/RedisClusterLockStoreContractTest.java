@@ -37,9 +37,4 @@ class RedisClusterLockStoreContractTest extends LockStoreContract {
         @Override protected String storeUrl() { return url; }
         @Override protected LockStore newStore() { return LockStores.open(url); }
     }
-
-    @Override
-    protected boolean toldOfForcedRelease() {
-        return true;
-    }
 }

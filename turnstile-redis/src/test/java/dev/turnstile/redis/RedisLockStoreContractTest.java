@@ -9,9 +9,4 @@ class RedisLockStoreContractTest extends LockStoreContract {
     @Override protected LockStore newStore() { return LockStores.open(storeUrl()); }
     @Override protected String storeUrl() { return RedisServers.STANDALONE; }
     @Override protected LockStore unreachableStore() { return LockStores.open("redis://127.0.0.1:1?turnstile.timeout=2s"); }
-
-    @Override
-    protected boolean toldOfForcedRelease() {
-        return true;
-    }
 }

@@ -214,7 +214,7 @@ class RedisLockStoreTest {
         String name = name();
         String key = "turnstile:{" + name + "}";
         try (RedisLockStore mine = RedisLockStore.builder(client).build(); RedisLockStore other = RedisLockStore.builder(client).build()) {
-            assertThat(mine.handsOver()).isTrue();
+            assertThat(mine.capability(dev.turnstile.spi.HandsOver.class)).containsSame(mine);
             Grant first = mine.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
             raw.sync().del(key + ":fence"); // evicted, say: the hand-over must not restart the fences at 1
             HandOver handed = mine.handOver(name, "t1", new AcquireRequest(name, "me", "t2", Duration.ofSeconds(20), true));
@@ -244,7 +244,7 @@ class RedisLockStoreTest {
         java.util.concurrent.atomic.AtomicInteger acquires = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicInteger handedOver = new java.util.concurrent.atomic.AtomicInteger();
         try (RedisLockStore redis = RedisLockStore.builder(client).build()) {
-            LockStore counting = new LockStore() {
+            class Counting implements LockStore, dev.turnstile.spi.NotifiesReleases, dev.turnstile.spi.HandsOver {
                 @Override public Optional<Grant> tryAcquire(AcquireRequest r) { acquires.incrementAndGet(); return redis.tryAcquire(r); }
                 @Override public boolean extend(String n, String t, Duration ttl) { return redis.extend(n, t, ttl); }
                 @Override public boolean release(String n, String t, Duration d) { return redis.release(n, t, d); }
@@ -252,7 +252,6 @@ class RedisLockStoreTest {
                 @Override public boolean forceRelease(String n) { return redis.forceRelease(n); }
                 @Override public dev.turnstile.spi.ReleaseWatch watchReleases(String n, dev.turnstile.spi.ReleaseListener l) { return redis.watchReleases(n, l); }
                 @Override public String description() { return redis.description(); }
-                @Override public boolean handsOver() { return true; }
 
                 @Override
                 public HandOver handOver(String n, String t, AcquireRequest next) {
@@ -262,8 +261,8 @@ class RedisLockStoreTest {
                     }
                     return h;
                 }
-            };
-            Turnstile t = Turnstile.builder(counting).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
+            }
+            Turnstile t = Turnstile.builder(new Counting()).pollInterval(Duration.ofSeconds(5), Duration.ofSeconds(5)).build();
             Lease first = t.tryAcquire(name).orElseThrow();
             CompletableFuture<Optional<Lease>> next = waitFor(t, name);
             Thread.sleep(300);

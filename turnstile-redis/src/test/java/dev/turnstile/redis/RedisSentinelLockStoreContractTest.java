@@ -36,9 +36,4 @@ class RedisSentinelLockStoreContractTest extends LockStoreContract {
         @Override protected String storeUrl() { return url; }
         @Override protected LockStore newStore() { return LockStores.open(url); }
     }
-
-    @Override
-    protected boolean toldOfForcedRelease() {
-        return true;
-    }
 }

@@ -48,9 +48,4 @@ class RedlockLockStoreContractTest extends LockStoreContract {
         @Override protected String storeUrl() { return url; }
         @Override protected LockStore newStore() { return LockStores.open(url); }
     }
-
-    @Override
-    protected boolean toldOfForcedRelease() {
-        return true;
-    }
 }

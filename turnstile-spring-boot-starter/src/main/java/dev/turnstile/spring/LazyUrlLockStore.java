@@ -4,13 +4,11 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
-import dev.turnstile.spi.HandOver;
-import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
-import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseResult;
-import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.StoreUrls;
 import java.time.Duration;
 import java.util.List;
@@ -77,46 +75,24 @@ final class LazyUrlLockStore implements LockStore {
         return store().forceRelease(name);
     }
 
+    /**
+     * The opened store's capabilities. Waiters ask for {@link NotifiesReleases} before their first
+     * try, so that one opens the store if it is back (and is told "none" while it is not: they poll
+     * until it is). Every other capability concerns a lease or a wait, which exist only once the store
+     * was opened: a session store (ZooKeeper) must hear of every lease, or the lease would never learn
+     * that its session was suspended or lost.
+     */
     @Override
-    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
-        try {
-            return store().watchReleases(name, listener);
-        } catch (StoreUnavailableException e) {
-            return ReleaseWatch.NONE; // waiters poll until the store is back
+    public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
+        LockStore s = delegate;
+        if (s == null && type == NotifiesReleases.class) {
+            try {
+                s = store();
+            } catch (StoreUnavailableException e) {
+                return Optional.empty();
+            }
         }
-    }
-
-    @Override
-    public ReleaseWatch watchLease(String name, String token, LeaseProof proof) {
-        // A lease exists only once the store was opened: a session store (ZooKeeper) must hear of it,
-        // or the lease would never learn that its session was suspended or lost.
-        LockStore s = delegate;
-        return s != null ? s.watchLease(name, token, proof) : ReleaseWatch.NONE;
-    }
-
-    @Override
-    public Optional<Duration> sessionBound() {
-        LockStore s = delegate;
-        return s != null ? s.sessionBound() : Optional.empty();
-    }
-
-    @Override
-    public void stopWaiting(String name, String token) {
-        LockStore s = delegate;
-        if (s != null) {
-            s.stopWaiting(name, token);
-        }
-    }
-
-    @Override
-    public boolean handsOver() {
-        LockStore s = delegate;
-        return s != null && s.handsOver();
-    }
-
-    @Override
-    public HandOver handOver(String name, String token, AcquireRequest next) {
-        return store().handOver(name, token, next);
+        return s != null ? s.capability(type) : Optional.empty();
     }
 
     @Override

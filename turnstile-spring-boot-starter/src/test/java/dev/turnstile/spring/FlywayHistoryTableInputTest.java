@@ -2,15 +2,9 @@ package dev.turnstile.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -21,40 +15,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * work, on the first start and on every restart; nothing in it may run as SQL.
  */
 class FlywayHistoryTableInputTest {
-    private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
-    private final List<String> schemas = new ArrayList<>();
+    @RegisterExtension final PostgresSchemas schemas = new PostgresSchemas("atk_hist_");
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(Boot.dataSource()).withConfiguration(Boot.turnstile());
-
-    private String freshSchema() throws Exception {
-        String schema = "atk_hist_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        exec("CREATE SCHEMA " + schema);
-        schemas.add(schema);
-        return schema;
-    }
-
-    @AfterEach
-    void dropSchemas() throws Exception {
-        for (String s : schemas) {
-            exec("DROP SCHEMA " + s + " CASCADE");
-        }
-    }
-
-    private static void exec(String sql) throws Exception {
-        try (Connection c = DriverManager.getConnection(PG); Statement st = c.createStatement()) {
-            st.execute(sql);
-        }
-    }
-
-    private static List<String> rows(String sql) throws Exception {
-        List<String> out = new ArrayList<>();
-        try (Connection c = DriverManager.getConnection(PG); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-        }
-        return out;
-    }
 
     @ParameterizedTest
     @ValueSource(strings = {
@@ -72,8 +35,8 @@ class FlywayHistoryTableInputTest {
         "h_0123456789012345678901234567890123456789012345678901234567890123456789", // 72 chars
     })
     void aHostileHistoryTableIsRefusedNamingThePropertyOrWorksOnEveryStart(String history) throws Exception {
-        String schema = freshSchema();
-        exec("CREATE TABLE " + schema + ".canary (id int)");
+        String schema = schemas.fresh();
+        PostgresSchemas.exec("CREATE TABLE " + schema + ".canary (id int)");
         for (int start = 1; start <= 2; start++) {
             int n = start;
             boolean[] failed = {false};
@@ -92,17 +55,17 @@ class FlywayHistoryTableInputTest {
                                     .contains("turnstile.jdbc.flyway.history-table");
                         }
                     });
-            assertThat(rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema
+            assertThat(PostgresSchemas.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema
                     + "' AND table_name = 'canary'")).as("the canary table after start %d with history-table [%s]: "
                     + "dropped means the property's text ran as SQL", n, history).containsExactly("canary");
             if (failed[0]) {
                 assertThat(start).as("[%s] worked on the first start and failed on a restart", history).isEqualTo(1);
                 return; // refused, with the property named
             }
-            assertThat(rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema + "'"))
+            assertThat(PostgresSchemas.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema + "'"))
                     .as("tables after start %d with history-table [%s]", n, history).contains("turnstile_locks");
         }
-        List<String> tables = rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema
+        List<String> tables = PostgresSchemas.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + schema
                 + "' AND (table_name LIKE '%.%' OR table_name <> trim(table_name) OR table_name = '')");
         assertThat(tables).as("history tables whose name is not what a user reading the property expects").isEmpty();
     }
@@ -113,7 +76,7 @@ class FlywayHistoryTableInputTest {
      */
     @Test
     void theApplicationsOwnHistoryTableIsRefusedNamingTheProperty() throws Exception {
-        String schema = freshSchema();
+        String schema = schemas.fresh();
         runner.withConfiguration(Boot.flyway())
                 .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test?currentSchema=" + schema,
                         "spring.datasource.username=postgres", "spring.flyway.locations=classpath:starter-migrations/app",

@@ -11,12 +11,15 @@ import dev.turnstile.ReleaseOutcome;
 import dev.turnstile.Turnstile;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStoreFactory;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.WatchesLeases;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -41,7 +44,7 @@ class LazyUrlLockStoreTest {
         try (LazyUrlLockStore lazy = new LazyUrlLockStore(URL); Turnstile t = Turnstile.builder(lazy).build()) {
             Lease lease = t.tryAcquire("a", LockOptions.lockAtMostFor(Duration.ofMinutes(1))).orElseThrow();
             LeaseProof proof = RecordingStore.proofs.get(lease.token());
-            assertTrue(proof != null, "the store was never asked to watch the lease: LazyUrlLockStore must forward watchLease");
+            assertTrue(proof != null, "the store was never asked to watch the lease: LazyUrlLockStore must forward the WatchesLeases capability");
             proof.lost("session expired (test)");
             LeaseLoss loss = lease.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
             assertTrue(loss.reason().contains("session expired"), loss.reason());
@@ -55,7 +58,7 @@ class LazyUrlLockStoreTest {
         try (LazyUrlLockStore lazy = new LazyUrlLockStore(URL); Turnstile t = Turnstile.builder(lazy).build()) {
             assertTrue(t.acquire("b", LockOptions.lockAtMostFor(Duration.ofMinutes(1)), Duration.ofMillis(200)).isEmpty());
             assertEquals(RecordingStore.waitingTokens, RecordingStore.stopped,
-                    "every token that waited in line must be told to stop waiting: LazyUrlLockStore must forward stopWaiting");
+                    "every token that waited in line must be told to stop waiting: LazyUrlLockStore must forward the KeepsWaitingLine capability");
             assertEquals(1, RecordingStore.stopped.size(), "all tries of one wait share one token");
         }
     }
@@ -86,7 +89,7 @@ class LazyUrlLockStoreTest {
         }
     }
 
-    static final class RecordingStore implements LockStore {
+    static final class RecordingStore implements LockStore, NotifiesReleases, WatchesLeases, KeepsWaitingLine {
         static final ConcurrentHashMap<String, LeaseProof> proofs = new ConcurrentHashMap<>();
         static final Set<String> waitingTokens = ConcurrentHashMap.newKeySet();
         static final Set<String> stopped = ConcurrentHashMap.newKeySet();

@@ -5,16 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.turnstile.Lease;
 import dev.turnstile.LockOptions;
 import dev.turnstile.Turnstile;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
@@ -28,45 +21,9 @@ class MigrationsTest {
         System.setProperty("liquibase.analytics.enabled", "false"); // nothing outside this machine answers
     }
 
-    private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
-    private final List<String> schemas = new ArrayList<>();
+    @RegisterExtension final PostgresSchemas schemas = new PostgresSchemas("starter_mig_");
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(Boot.dataSource()).withConfiguration(Boot.turnstile());
-
-    private String freshSchema() throws Exception {
-        String schema = "starter_mig_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        exec("CREATE SCHEMA " + schema);
-        schemas.add(schema);
-        return schema;
-    }
-
-    @AfterEach
-    void dropSchemas() throws Exception {
-        for (String s : schemas) {
-            exec("DROP SCHEMA " + s + " CASCADE");
-        }
-    }
-
-    private static void exec(String sql) throws Exception {
-        try (Connection c = DriverManager.getConnection(PG); Statement st = c.createStatement()) {
-            st.execute(sql);
-        }
-    }
-
-    private static List<String> rows(String sql) throws Exception {
-        List<String> out = new ArrayList<>();
-        try (Connection c = DriverManager.getConnection(PG); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-        }
-        return out;
-    }
-
-    private static String[] dataSource(String schema) {
-        return new String[] {"spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test?currentSchema=" + schema,
-            "spring.datasource.username=postgres"};
-    }
 
     private static void works(Turnstile turnstile) {
         String name = Boot.unique("migrated");
@@ -83,37 +40,37 @@ class MigrationsTest {
      */
     @Test
     void turnstilesFlywayRunsAfterAndBesideTheApplicationsOwn() throws Exception {
-        String schema = freshSchema();
-        runner.withConfiguration(Boot.flyway()).withPropertyValues(dataSource(schema))
+        String schema = schemas.fresh();
+        runner.withConfiguration(Boot.flyway()).withPropertyValues(PostgresSchemas.dataSource(schema))
                 .withPropertyValues("spring.flyway.locations=classpath:starter-migrations/app",
                         "turnstile.jdbc.flyway.enabled=true")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     works(ctx.getBean(Turnstile.class));
                 });
-        assertThat(rows("SELECT version FROM " + schema + ".flyway_schema_history ORDER BY installed_rank"))
+        assertThat(PostgresSchemas.rows("SELECT version FROM " + schema + ".flyway_schema_history ORDER BY installed_rank"))
                 .containsExactly("1");
-        assertThat(rows("SELECT version FROM " + schema + ".turnstile_schema_history ORDER BY installed_rank"))
+        assertThat(PostgresSchemas.rows("SELECT version FROM " + schema + ".turnstile_schema_history ORDER BY installed_rank"))
                 .as("a baseline below V1 (the schema held the application's table), then V1").containsExactly("0", "1");
         // a restart applies nothing more
-        runner.withConfiguration(Boot.flyway()).withPropertyValues(dataSource(schema))
+        runner.withConfiguration(Boot.flyway()).withPropertyValues(PostgresSchemas.dataSource(schema))
                 .withPropertyValues("spring.flyway.locations=classpath:starter-migrations/app",
                         "turnstile.jdbc.flyway.enabled=true")
                 .run(ctx -> assertThat(ctx).hasNotFailed());
-        assertThat(rows("SELECT version FROM " + schema + ".turnstile_schema_history")).hasSize(2);
+        assertThat(PostgresSchemas.rows("SELECT version FROM " + schema + ".turnstile_schema_history")).hasSize(2);
     }
 
     /** Without Spring Boot's Flyway, in a schema named by the table: Flyway puts table and history there. */
     @Test
     void turnstilesFlywayAloneInASchemaNamedByTheTable() throws Exception {
-        String app = freshSchema();
-        String locks = freshSchema();
-        runner.withPropertyValues(dataSource(app)).withPropertyValues("turnstile.jdbc.flyway.enabled=true",
+        String app = schemas.fresh();
+        String locks = schemas.fresh();
+        runner.withPropertyValues(PostgresSchemas.dataSource(app)).withPropertyValues("turnstile.jdbc.flyway.enabled=true",
                 "turnstile.jdbc.table=" + locks.toUpperCase(java.util.Locale.ROOT) + ".turnstile_locks").run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     works(ctx.getBean(Turnstile.class));
                 });
-        assertThat(rows("SELECT version FROM " + locks + ".turnstile_schema_history")).containsExactly("1");
+        assertThat(PostgresSchemas.rows("SELECT version FROM " + locks + ".turnstile_schema_history")).containsExactly("1");
     }
 
     /** The migrations create turnstile_locks only: another table name is refused with the fix. */
@@ -121,7 +78,7 @@ class MigrationsTest {
     @org.junit.jupiter.params.provider.ValueSource(strings = {"job_locks", "TURNSTILE_LOCKS"})
     void turnstilesFlywayRefusesAnotherTableName(String table) throws Exception {
         // TURNSTILE_LOCKS too: MariaDB and MySQL on Linux tell it from the migrations' turnstile_locks
-        runner.withPropertyValues(dataSource(freshSchema())).withPropertyValues("turnstile.jdbc.flyway.enabled=true",
+        runner.withPropertyValues(PostgresSchemas.dataSource(schemas.fresh())).withPropertyValues("turnstile.jdbc.flyway.enabled=true",
                 "turnstile.jdbc.table=" + table).run(ctx -> {
                     assertThat(ctx).hasFailed();
                     TurnstileStartupException e = StoreAutoConfigurationTest.findCause(ctx.getStartupFailure(),
@@ -137,13 +94,13 @@ class MigrationsTest {
      */
     @Test
     void aLiquibaseIncludeCreatesTheTableBeforeTheStoreStarts() throws Exception {
-        String schema = freshSchema();
-        runner.withConfiguration(Boot.liquibase()).withPropertyValues(dataSource(schema))
+        String schema = schemas.fresh();
+        runner.withConfiguration(Boot.liquibase()).withPropertyValues(PostgresSchemas.dataSource(schema))
                 .withPropertyValues("spring.liquibase.change-log=classpath:starter-migrations/master.xml").run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     works(ctx.getBean(Turnstile.class));
                 });
-        assertThat(rows("SELECT id FROM " + schema + ".databasechangelog ORDER BY orderexecuted"))
+        assertThat(PostgresSchemas.rows("SELECT id FROM " + schema + ".databasechangelog ORDER BY orderexecuted"))
                 .containsExactly("app-1", "turnstile-locks-1-check", "turnstile-locks-1-postgresql");
     }
 }

@@ -19,13 +19,20 @@ import dev.turnstile.job.JobOptions;
 import dev.turnstile.job.JobRunner;
 import dev.turnstile.job.LockingScheduler;
 import dev.turnstile.spi.AcquireRequest;
+import dev.turnstile.spi.HandsOver;
+import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.SessionBoundLeases;
+import dev.turnstile.spi.StoreCapability;
+import dev.turnstile.spi.WatchesLeases;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -60,6 +67,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>Each test uses fresh lock names, so stores need no cleaning between tests. Durations scale with
  * {@code -Dturnstile.test.timeScale}. A missing server must fail the suite, never skip it.
+ *
+ * <p>A store's optional {@linkplain dev.turnstile.spi.StoreCapability capabilities} each have a group
+ * here that runs when the store declares the capability and is skipped otherwise, so no capability is
+ * claimed untested.
+ *
+ * <p>Why one class of about a thousand lines: it is a suite, one nested group per topic that every
+ * store inherits whole by extending it; split into files, a store's test could extend some groups and
+ * miss others.
  */
 public abstract class LockStoreContract {
 
@@ -111,15 +126,37 @@ public abstract class LockStoreContract {
     }
 
     /**
-     * Tells whether the store tells a holder of a forced release (Redis pub/sub, ZooKeeper watches,
-     * PostgreSQL LISTEN/NOTIFY): a kept-alive lease with an {@code onLost} callback then learns of it
-     * within a second; on other stores, at its next renewal. The contract checks whichever is
-     * declared.
+     * Tells whether the store tells a holder of a forced release: a kept-alive lease with an
+     * {@code onLost} callback then learns of it within a second; on other stores, at its next
+     * renewal. It follows from the capabilities the store declares: a store that
+     * {@linkplain NotifiesReleases notifies releases} (Redis pub/sub, ZooKeeper watches) or
+     * {@linkplain WatchesLeases watches leases} (PostgreSQL LISTEN/NOTIFY) must tell it promptly.
      *
      * @return {@code true} if forced releases are told promptly
      */
     protected boolean toldOfForcedRelease() {
-        return false;
+        LockStore probe = store();
+        return probe.capability(NotifiesReleases.class).isPresent() || probe.capability(WatchesLeases.class).isPresent();
+    }
+
+    /**
+     * The contract group of each {@link StoreCapability}: a store that declares a capability runs its
+     * group, and the others skip it (a capability, not a missing server). The testkit's own tests
+     * check that every capability of the SPI has a group here.
+     */
+    static final Map<Class<? extends StoreCapability>, Class<?>> CAPABILITY_GROUPS = Map.of(
+            HandsOver.class, HandingOver.class,
+            NotifiesReleases.class, ReleaseNotices.class,
+            WatchesLeases.class, LeaseWatching.class,
+            SessionBoundLeases.class, SessionBound.class,
+            KeepsWaitingLine.class, WaitingLinePlaces.class);
+
+    /** The store's {@code type}; the calling test is skipped when the store does not declare it. */
+    static <C extends StoreCapability> C declared(LockStore store, Class<C> type) {
+        Optional<C> capability = store.capability(type);
+        org.junit.jupiter.api.Assumptions.assumeTrue(capability.isPresent(),
+                "this store does not declare " + type.getSimpleName());
+        return capability.get();
     }
 
     private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
@@ -407,23 +444,18 @@ public abstract class LockStoreContract {
     @DisplayName("hand-over (stores that can)")
     class HandingOver {
 
-        /** A tracked store client; the test is skipped (a capability, not a missing server) if the store cannot hand over. */
-        private LockStore handingStore() {
-            LockStore raw = store();
-            org.junit.jupiter.api.Assumptions.assumeTrue(raw.handsOver(), "this store does not hand locks over");
-            return raw;
-        }
 
         @Test
         @DisplayName("a hand-over ends the holder's lease and grants the next one a greater fence; a stale token hands nothing")
         void handOverGrantsAGreaterFence() {
-            LockStore raw = handingStore();
+            LockStore raw = store();
+            HandsOver handing = declared(raw, HandsOver.class);
             String name = unique("hand");
             long first = raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow().fence();
-            dev.turnstile.spi.HandOver handed = raw.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
+            dev.turnstile.spi.HandOver handed = handing.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
             assertThat(handed.released()).isTrue();
             assertThat(handed.grant()).hasValueSatisfying(g -> assertThat(g.fence()).isGreaterThan(first));
-            assertThat(raw.handOver(name, "t1", new AcquireRequest(name, "me", "t3", ms(30_000), true)).released()).isFalse();
+            assertThat(handing.handOver(name, "t1", new AcquireRequest(name, "me", "t3", ms(30_000), true)).released()).isFalse();
             assertThat(raw.extend(name, "t1", ms(30_000))).isFalse();
             assertThat(raw.extend(name, "t2", ms(30_000))).isTrue();
             assertThat(client().tryAcquire(name, ttl(10_000))).as("held by the next holder").isEmpty();
@@ -433,14 +465,111 @@ public abstract class LockStoreContract {
         @Test
         @DisplayName("a hand-over only releases when another client has waited for the lock")
         void anotherClientsWaiterComesFirst() {
-            LockStore raw = handingStore();
+            LockStore raw = store();
+            HandsOver handing = declared(raw, HandsOver.class);
             String name = unique("fair");
             raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000))).orElseThrow();
             LockStore other = store();
             assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u1", ms(30_000), true))).isEmpty();
-            dev.turnstile.spi.HandOver done = raw.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
+            dev.turnstile.spi.HandOver done = handing.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
             assertThat(done).isEqualTo(dev.turnstile.spi.HandOver.releasedOnly());
             assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u2", ms(30_000), true))).isPresent();
+        }
+    }
+
+    @Nested
+    @DisplayName("release notices (stores that notify releases)")
+    class ReleaseNotices {
+
+        @Test
+        @DisplayName("a release by another client is told within a second to a store with a waiter in line for the name")
+        void aReleaseIsTold() throws Exception {
+            LockStore raw = store();
+            NotifiesReleases notifying = declared(raw, NotifiesReleases.class);
+            String name = unique("notice");
+            java.util.concurrent.BlockingQueue<String> told = new java.util.concurrent.LinkedBlockingQueue<>();
+            dev.turnstile.spi.ReleaseWatch watch = notifying.watchReleases(name, token -> told.add(String.valueOf(token)));
+            LockStore other = store();
+            assertThat(other.tryAcquire(new AcquireRequest(name, "other", "o1", ms(30_000)))).isPresent();
+            // a waiting try, as a waiter makes after subscribing: a store may tell only the waiters it has in line
+            assertThat(raw.tryAcquire(new AcquireRequest(name, "me", "w1", ms(30_000), true))).isEmpty();
+            sleep(300); // a subscription or a watch may be set off the caller's thread
+            told.clear(); // notices may be spurious
+            long released = System.nanoTime();
+            assertThat(other.release(name, "o1", Duration.ZERO)).isTrue();
+            assertThat(told.poll(5, TimeUnit.SECONDS)).as("a notice of the release").isNotNull();
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(ms(1_000));
+            watch.close();
+            watch.close(); // twice is harmless
+        }
+    }
+
+    @Nested
+    @DisplayName("lease watching (stores that watch leases)")
+    class LeaseWatching {
+
+        @Test
+        @DisplayName("a forced release by another client is told to the watcher of the lease within a second")
+        void aForcedReleaseIsTold() throws Exception {
+            LockStore raw = store();
+            WatchesLeases watching = declared(raw, WatchesLeases.class);
+            String name = unique("watched");
+            assertThat(raw.tryAcquire(new AcquireRequest(name, "me", "t1", ms(30_000)))).isPresent();
+            CompletableFuture<String> ended = new CompletableFuture<>();
+            dev.turnstile.spi.ReleaseWatch watch = watching.watchLease(name, "t1", new dev.turnstile.spi.LeaseProof() {
+                @Override public void provenUntil(long nanoTime) { }
+                @Override public void lost(String reason) { ended.complete(reason); }
+                @Override public void ended(String reason) { ended.complete(reason); }
+            });
+            LockStore other = store();
+            sleep(1_000); // the watch may be set off the caller's thread, after a delay (ZooKeeper 200 ms, PostgreSQL's LISTEN)
+            assertThat(ended).as("nothing happened to the lease yet").isNotDone();
+            long forced = System.nanoTime();
+            assertThat(other.forceRelease(name)).isTrue();
+            assertThat(ended.get(5, TimeUnit.SECONDS)).isNotBlank();
+            assertThat(Duration.ofNanos(System.nanoTime() - forced)).isLessThan(ms(1_000));
+            watch.close();
+            watch.close(); // twice is harmless
+        }
+    }
+
+    @Nested
+    @DisplayName("session-bound leases (stores whose leases end with a session)")
+    class SessionBound {
+
+        @Test
+        @DisplayName("the session bound is positive, and a lease's time left never exceeds it, whatever its TTL")
+        void aLeaseIsBoundedByTheSession() {
+            LockStore raw = store();
+            SessionBoundLeases sessions = declared(raw, SessionBoundLeases.class);
+            Duration bound = sessions.sessionBound();
+            assertThat(bound).isPositive();
+            Turnstile t = Turnstile.builder(raw).build();
+            toClose.add(0, t);
+            Lease lease = held(t.tryAcquire(unique("session"), LockOptions.lockAtMostFor(Duration.ofHours(1))));
+            assertThat(lease.timeLeft()).isPositive().isLessThanOrEqualTo(bound);
+            lease.release();
+        }
+    }
+
+    @Nested
+    @DisplayName("waiting line (stores that keep waiters' places)")
+    class WaitingLinePlaces {
+
+        @Test
+        @DisplayName("a wait that ended leaves no place in line: the next waiter takes a released lock on its first try")
+        void anEndedWaitHoldsNoOneUp() {
+            LockStore raw = store();
+            KeepsWaitingLine line = declared(raw, KeepsWaitingLine.class);
+            String name = unique("line");
+            LockStore holder = store();
+            assertThat(holder.tryAcquire(new AcquireRequest(name, "holder", "h1", ms(30_000)))).isPresent();
+            assertThat(raw.tryAcquire(new AcquireRequest(name, "gone", "w1", ms(30_000), true))).as("in line").isEmpty();
+            line.stopWaiting(name, "w1");
+            line.stopWaiting(name, "w1"); // twice is harmless
+            assertThat(holder.release(name, "h1", Duration.ZERO)).isTrue();
+            assertThat(store().tryAcquire(new AcquireRequest(name, "next", "n1", ms(30_000), true)))
+                    .as("the ended wait's place is gone, so nothing is ahead of this waiter").isPresent();
         }
     }
 

@@ -5,6 +5,7 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.testing.InMemoryLockStore;
 import java.time.Duration;
 import java.util.List;
@@ -59,5 +60,11 @@ class InMemoryLockStoreContractTest extends LockStoreContract {
         @Override public String description() { return "in-memory client"; }
         @Override public void close() { closed = true; }
         @Override public boolean isClosed() { return closed; }
+
+        /** The shared store's capabilities (it notifies releases), so that their contract groups run on it. */
+        @Override
+        public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
+            return store == null ? Optional.empty() : store.capability(type);
+        }
     }
 }

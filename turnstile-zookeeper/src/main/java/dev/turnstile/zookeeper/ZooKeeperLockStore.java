@@ -5,10 +5,13 @@ import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
+import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
+import dev.turnstile.spi.SessionBoundLeases;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -38,70 +41,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A lock store on ZooKeeper over Apache Curator.
+ * A lock store on ZooKeeper over Apache Curator. What it gives users — the node layout, who holds a
+ * lock, expiry on the server's clock, fences from creation zxids, {@code lockAtLeastFor} markers,
+ * sessions and the waiting line — is described once, in {@code docs/stores/zookeeper.md}; this class
+ * composes the parts that do it:
  *
- * <p><b>Layout.</b> Under the base path (default {@code /turnstile}, inside the client's namespace or
- * chroot), each lock is a container node {@code locks/<name>} ({@code <name>} percent-encoded in
- * UTF-8, so any lock name is a valid node name and distinct names stay distinct). An acquire creates
- * an ephemeral sequential child {@code <token>-lock-<sequence>} ({@code <token>} percent-encoded, so
- * a create that was sent twice is found by its token and removed) whose data is JSON:
- * {@code {"owner":…,"token":…,"ttl_ms":…,"from":"mtime","acquired_at":…,"expires_at":…}} — so
- * {@code zkCli.sh get /turnstile/locks/nightly/…-lock-0000000003} shows who holds the lock, since
- * when and until when. The create is one transaction with a write to the parent, whose returned
- * stat tells whether the new node is alone: then it holds the lock, and the acquire cost one round
- * trip; otherwise the children are listed and judged as below.
- *
- * <p><b>Who holds it.</b> The lowest sequence whose lease has not expired. An acquire that finds an
- * unexpired node below its own is busy and deletes its node; an expired one below it is deleted
- * (with its version, so a concurrent extend wins) and skipped.
- *
- * <p><b>Expiry on the server's clock.</b> A lease expires at its node's {@code mtime} (the last
- * acquire or extend) plus its TTL; both times are the ensemble's (ZooKeeper stamps every write with
- * the leader's clock). A contender compares that with a fresh server time it gets for free: the
- * {@code ctime} of the node it has just created. No client clock is ever compared with another
- * machine's. So {@code lockAtMostFor} holds even when the holder's process is alive but stuck and
- * its session stays up. A dead holder frees the lock sooner, when its session expires and its
- * ephemeral node goes.
- *
- * <p><b>Fence.</b> The lease node's creation zxid ({@code czxid}). Zxids order every write of the
- * ensemble and never repeat for its life, so fences rise strictly per lock name in the order the
- * lock is held (the holder is always the lowest sequence, and a later holder's node was created
- * later), even when the lock's parent node is deleted (it is a container node, removed by the
- * server once empty) and re-created, which restarts the sequence numbers.
- *
- * <p><b>lockAtLeastFor.</b> An early release replaces the ephemeral node, in one transaction, by a
- * persistent marker {@code locks/<name>/hold} that keeps the lock taken until the lease's start
- * plus the minimum hold (a server time: the {@code mtime} of the write that made the node the
- * holder, see {@link NodeData#leaseStartMs}), so it holds even when the process exits right after
- * the release. The marker is removed when its hold ends, by the store that made it or, if that
- * process is gone, by any store's periodic sweep ({@link Builder#holdSweepInterval}), and the
- * lock's parent with it once empty. A release whose lease node is gone returns false at once; no
- * release, extend or force-release retries more than {@link #MAX_RACES} times.
- *
- * <p><b>Sessions.</b> The session is the lease's heartbeat: see {@link ZooKeeperLockStoreFactory}
- * for the session timeout. A held lease is proven only until the last answered request plus the
- * session timeout, less a margin, from the acquire on (a frozen process's lease ends locally
- * before the server can expire its session); a heartbeat every quarter of the session timeout
- * moves that bound on. While the connection is suspended {@link #extend} fails with
- * {@link StoreUnavailableException} (the lease keeper retries until the local deadline), and once
- * the session is lost every extend is refused.
- *
- * <p><b>Waiting line.</b> A waiting acquire (every try of one wait carries one token) keeps its node
- * as its place in line, marked {@code "queued":true}, from try to try: it holds nothing, but the
- * nodes behind it wait. It watches only the nearest node ahead of it, so a release wakes one waiter,
- * by the server (no herd), and when nothing unexpired is ahead a versioned write of lease data makes
- * the place the holder. Expiry stays judged by the server: a place expires {@link
- * Builder#queueTimeout} after its last write (the store rewrites its live places), so a frozen waiter
- * cannot hold the line up for longer; a waiter that gives up deletes its place at once
- * ({@link #stopWaiting}), a dead one's place goes with its session. An expiry by TTL ahead is found
- * by the waiters' fallback poll.
+ * <ul>
+ *   <li>{@code SessionGuard}: the session as the proof of the held leases (docs/design.md, rule 8):
+ *       a lease is proven only until the last answered request plus the session timeout, less a
+ *       margin, and a heartbeat every quarter of the session timeout moves that on;</li>
+ *   <li>{@code WaitingLine}: waiting acquires' places in line, each watching only the node ahead;</li>
+ *   <li>{@code HoldMarkers}: the persistent markers that keep a lock until {@code lockAtLeastFor}
+ *       after an early release, and their sweep;</li>
+ *   <li>this class: acquire and the judging of a lock's children (the lowest unexpired sequence
+ *       holds it; an expired node ahead is deleted with its version, so a concurrent extend wins),
+ *       extend, release, forced release and listing, none retrying more than {@link #MAX_RACES}
+ *       times after another client's write.</li>
+ * </ul>
  *
  * <p><b>Interrupts.</b> An interrupt ends a wait, never the cleanup after it: a try that an interrupt
  * cuts off while its create is in flight deletes the node the server may have made (found by its
  * token) before it throws, and {@link #release} and {@link #stopWaiting} work on an interrupted thread
  * (the flag is kept), with every delete answered before they return.
  */
-public final class ZooKeeperLockStore implements LockStore {
+public final class ZooKeeperLockStore implements LockStore, NotifiesReleases, SessionBoundLeases, KeepsWaitingLine {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStore.class);
     static final String LOCK_PREFIX = "lock-";
     static final String HOLD = "hold";
@@ -187,8 +150,8 @@ public final class ZooKeeperLockStore implements LockStore {
      * answered request.
      */
     @Override
-    public Optional<Duration> sessionBound() {
-        return Optional.of(Duration.ofNanos(session.sessionBoundNanos()));
+    public Duration sessionBound() {
+        return Duration.ofNanos(session.sessionBoundNanos());
     }
 
     /** The negotiated session timeout, or the configured one before the first connection. */

@@ -11,9 +11,4 @@ class ZooKeeperLockStoreContractTest extends LockStoreContract {
     @Override protected LockStore unreachableStore() {
         return LockStores.open("zookeeper://127.0.0.1:1/x?turnstile.connectTimeout=500ms");
     }
-
-    @Override
-    protected boolean toldOfForcedRelease() {
-        return true;
-    }
 }

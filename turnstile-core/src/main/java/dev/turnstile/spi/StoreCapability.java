@@ -1,0 +1,20 @@
+package dev.turnstile.spi;
+
+/**
+ * Something a {@link LockStore} can do beyond the operations every store has. A store says what it
+ * can do by implementing the capability's interface; the core asks for it by type with
+ * {@link LockStore#capability(Class)}, and the contract suite ({@code LockStoreContract}) runs the
+ * tests of every capability a store declares, so no capability is claimed untested.
+ *
+ * <ul>
+ *   <li>{@link NotifiesReleases}: tells of releases and expiries (Redis pub/sub, ZooKeeper watches),
+ *       so waiters need not poll often;</li>
+ *   <li>{@link WatchesLeases}: tells a holder that its lease ended for a reason other than its TTL
+ *       (a forced release on PostgreSQL, the end of a ZooKeeper session);</li>
+ *   <li>{@link SessionBoundLeases}: leases also end with a client session (ZooKeeper);</li>
+ *   <li>{@link KeepsWaitingLine}: waiting acquires hold a place in line on the store (ZooKeeper);</li>
+ *   <li>{@link HandsOver}: a release can grant the lock to the next waiter of the same client in the
+ *       same step (Redis).</li>
+ * </ul>
+ */
+public interface StoreCapability {}
