@@ -2,7 +2,9 @@ package dev.turnstile.spi;
 
 /**
  * A store where a {@linkplain AcquireRequest#waiting() waiting} acquire keeps a place in a waiting
- * line on the store (ZooKeeper), found by the token every try of one wait carries.
+ * line on the store, found by the token every try of one wait carries, that holds the waiters behind
+ * it up until it is given up or times out (ZooKeeper). (Redis queues waiters too, but an entry left
+ * there by a wait that ended costs the next release only the moment it waits for the named waiter.)
  */
 public interface KeepsWaitingLine extends StoreCapability {
 

@@ -7,12 +7,13 @@ package dev.turnstile.spi;
  * tests of every capability a store declares, so no capability is claimed untested.
  *
  * <ul>
- *   <li>{@link NotifiesReleases}: tells of releases and expiries (Redis pub/sub, ZooKeeper watches),
- *       so waiters need not poll often;</li>
- *   <li>{@link WatchesLeases}: tells a holder that its lease ended for a reason other than its TTL
- *       (a forced release on PostgreSQL, the end of a ZooKeeper session);</li>
+ *   <li>{@link NotifiesReleases}: tells of releases (Redis pub/sub, ZooKeeper watches), so waiters
+ *       need not poll often;</li>
+ *   <li>{@link WatchesLeases}: tells a holder at once that its lease may have ended for a reason other
+ *       than its TTL (a forced release on PostgreSQL or ZooKeeper, the end of a ZooKeeper session);</li>
  *   <li>{@link SessionBoundLeases}: leases also end with a client session (ZooKeeper);</li>
- *   <li>{@link KeepsWaitingLine}: waiting acquires hold a place in line on the store (ZooKeeper);</li>
+ *   <li>{@link KeepsWaitingLine}: a waiting acquire holds a place in line on the store that must be
+ *       given up when the wait ends (ZooKeeper);</li>
  *   <li>{@link HandsOver}: a release can grant the lock to the next waiter of the same client in the
  *       same step (Redis).</li>
  * </ul>

@@ -1,10 +1,11 @@
 package dev.turnstile.spi;
 
 /**
- * A store that can tell a holder its lease can no longer be proven held for a reason other than its
- * TTL: a forced release it hears of (PostgreSQL {@code LISTEN/NOTIFY}), or the end of the session
- * the lease hangs on (ZooKeeper). The holder then reports the loss before the store can let another
- * client in (docs/design.md, rule 8).
+ * A store that tells a holder when its lease may have ended for a reason other than its TTL, at once
+ * rather than at the next renewal: a forced release it hears of (PostgreSQL {@code LISTEN/NOTIFY},
+ * a watch on a ZooKeeper lease node; the lock may already be someone else's by then, which the fence
+ * guards), or the end of the session the lease hangs on (ZooKeeper: that one is reported before the
+ * server can let another client in, docs/design.md, rule 8).
  */
 public interface WatchesLeases extends StoreCapability {
 

@@ -7,7 +7,9 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
+import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.StoreUrls;
 import java.time.Duration;
@@ -19,7 +21,7 @@ import java.util.Optional;
  * operation tries to open it again until one succeeds, so the application starts (its health
  * indicator reports the store DOWN) and recovers when the store comes back.
  */
-final class LazyUrlLockStore implements LockStore {
+final class LazyUrlLockStore implements LockStore, NotifiesReleases {
     private final String url;
     private final Object lock = new Object();
     private volatile LockStore delegate;
@@ -76,22 +78,32 @@ final class LazyUrlLockStore implements LockStore {
     }
 
     /**
-     * The opened store's capabilities. Waiters ask for {@link NotifiesReleases} before their first
-     * try, so that one opens the store if it is back (and is told "none" while it is not: they poll
-     * until it is). Every other capability concerns a lease or a wait, which exist only once the store
-     * was opened: a session store (ZooKeeper) must hear of every lease, or the lease would never learn
-     * that its session was suspended or lost.
+     * Subscribes through the opened store, opening it first if it is back; while it cannot be
+     * reached (to open, or to subscribe), the answer is "none" and waiters poll until it is back.
+     */
+    @Override
+    public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+        try {
+            return store().capability(NotifiesReleases.class)
+                    .map(notifying -> notifying.watchReleases(name, listener))
+                    .orElse(ReleaseWatch.NONE);
+        } catch (StoreUnavailableException e) {
+            return ReleaseWatch.NONE; // waiters poll until the store is back
+        }
+    }
+
+    /**
+     * {@link NotifiesReleases} always (this class's own, above: before the store is open, waiters
+     * subscribe through it); every other capability the opened store's, none before. Those concern a
+     * lease or a wait, which exist only once the store was opened: a session store (ZooKeeper) must
+     * hear of every lease, or the lease would never learn that its session was suspended or lost.
      */
     @Override
     public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
-        LockStore s = delegate;
-        if (s == null && type == NotifiesReleases.class) {
-            try {
-                s = store();
-            } catch (StoreUnavailableException e) {
-                return Optional.empty();
-            }
+        if (type == NotifiesReleases.class) {
+            return Optional.of(type.cast(this));
         }
+        LockStore s = delegate;
         return s != null ? s.capability(type) : Optional.empty();
     }
 

@@ -76,6 +76,30 @@ class LazyUrlLockStoreTest {
         }
     }
 
+    @Test
+    void aWaiterWhoseSubscriptionFailsPollsThroughTheLazyStore() throws Exception {
+        RecordingStore.reset();
+        RecordingStore.busy = true;
+        RecordingStore.subscribeFails = true;
+        try (LazyUrlLockStore lazy = new LazyUrlLockStore(URL); Turnstile t = Turnstile.builder(lazy).build()) {
+            Thread freeLater = new Thread(() -> {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                RecordingStore.busy = false;
+            });
+            freeLater.start();
+            // The opened store cannot subscribe now (ZooKeeper while its connection is down): the wait
+            // must poll, as it does while the store cannot be opened, not fail.
+            Optional<Lease> lease = t.acquire("e", LockOptions.lockAtMostFor(Duration.ofMinutes(1)), Duration.ofSeconds(10));
+            assertTrue(lease.isPresent(), "the waiter polled and took the lock once it was free");
+            assertTrue(RecordingStore.subscribeTries.get() > 0, "the waiter tried to subscribe");
+            freeLater.join();
+        }
+    }
+
     /** Registered for {@code recording-test:} in this module's test resources. */
     public static final class RecordingFactory implements LockStoreFactory {
         @Override
@@ -94,6 +118,8 @@ class LazyUrlLockStoreTest {
         static final Set<String> waitingTokens = ConcurrentHashMap.newKeySet();
         static final Set<String> stopped = ConcurrentHashMap.newKeySet();
         static volatile boolean busy;
+        static volatile boolean subscribeFails;
+        static final java.util.concurrent.atomic.AtomicInteger subscribeTries = new java.util.concurrent.atomic.AtomicInteger();
         private static final AtomicLong fence = new AtomicLong();
 
         static void reset() {
@@ -101,6 +127,8 @@ class LazyUrlLockStoreTest {
             waitingTokens.clear();
             stopped.clear();
             busy = false;
+            subscribeFails = false;
+            subscribeTries.set(0);
         }
 
         @Override
@@ -143,6 +171,10 @@ class LazyUrlLockStoreTest {
 
         @Override
         public ReleaseWatch watchReleases(String name, ReleaseListener listener) {
+            subscribeTries.incrementAndGet();
+            if (subscribeFails) {
+                throw new dev.turnstile.StoreUnavailableException("cannot subscribe: the connection is down (test)", null);
+            }
             return () -> {};
         }
 

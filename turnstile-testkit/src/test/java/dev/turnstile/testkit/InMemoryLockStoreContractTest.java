@@ -5,6 +5,9 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.ReleaseListener;
+import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.testing.InMemoryLockStore;
 import java.time.Duration;
@@ -34,7 +37,7 @@ class InMemoryLockStoreContractTest extends LockStoreContract {
      * A separate client object over the shared store; over {@code null} it is "unreachable". Closing
      * it closes the client, not the shared store.
      */
-    private static final class Client implements LockStore {
+    private static final class Client implements LockStore, NotifiesReleases {
         private final InMemoryLockStore store;
         private volatile boolean closed;
 
@@ -61,10 +64,19 @@ class InMemoryLockStoreContractTest extends LockStoreContract {
         @Override public void close() { closed = true; }
         @Override public boolean isClosed() { return closed; }
 
-        /** The shared store's capabilities (it notifies releases), so that their contract groups run on it. */
+        /**
+         * The shared store's release notices, so that the contract checks the in-memory store's
+         * {@link NotifiesReleases} too (through this client until it is closed).
+         */
+        @Override
+        public ReleaseWatch watchReleases(String n, ReleaseListener l) {
+            return s().watchReleases(n, l);
+        }
+
+        /** Notices only where there is a store: the unreachable client has none to give. */
         @Override
         public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
-            return store == null ? Optional.empty() : store.capability(type);
+            return store == null ? Optional.empty() : LockStore.super.capability(type);
         }
     }
 }
