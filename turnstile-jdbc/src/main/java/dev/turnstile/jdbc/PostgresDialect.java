@@ -16,11 +16,16 @@ final class PostgresDialect extends Dialect {
         return "(extract(epoch from clock_timestamp()) * 1000)::bigint";
     }
 
+    /**
+     * The clock is read once: {@code clock_timestamp()} changes within a statement, so reading it for
+     * {@code acquired_at} and again for {@code expires_at} could make a lease one millisecond longer
+     * than its TTL (CI saw a 60.001 s lease with a 60 s TTL).
+     */
     @Override
     String acquireSql() {
         return """
                 INSERT INTO %1$s AS t (name, owner, token, fence, acquired_at, expires_at)
-                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                SELECT ?, ?, ?, 1, c.now_ms, c.now_ms + ? FROM (SELECT %2$s AS now_ms) c
                 ON CONFLICT (name) DO UPDATE
                    SET owner = EXCLUDED.owner, token = EXCLUDED.token, fence = t.fence + 1,
                        acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
