@@ -10,6 +10,8 @@ mvn -B -Dstyle.color=never -T 1 verify "$@"
 # with arguments (say -pl one-module) not every module was built, so there is nothing to check
 if (( $# == 0 )); then
   bash scripts/check-publishable.sh
+  # each module's line and branch coverage (JaCoCo's reports are in <module>/target/site/jacoco/)
+  bash scripts/coverage.sh
   # the CLI as users install it (archive and .deb, away from the source), and the release command
   # end to end (a signed release into target/release-check, used by an outside project): about a minute
   bash scripts/dist-test.sh

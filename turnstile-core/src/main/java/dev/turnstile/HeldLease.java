@@ -22,6 +22,10 @@ import org.slf4j.LoggerFactory;
  * A lease and its life: local deadline on the monotonic clock, keep-alive, loss detection and
  * release. Store calls for one lease are serialised, so a renewal in flight can never land after
  * the release and revive the lease.
+ *
+ * <p>Why one class past 400 lines: deadline, renewal, release notices and release all read and
+ * write one state under one monitor ({@code this}); split, each part would need the others' locking
+ * rules to be right.
  */
 final class HeldLease implements Lease {
     private static final Logger log = LoggerFactory.getLogger(Lease.class);

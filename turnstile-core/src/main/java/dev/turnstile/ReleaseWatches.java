@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -160,7 +161,8 @@ final class ReleaseWatches {
     private void checkIdleLater(String name, Entry e, long delayNanos) {
         try {
             // Closing talks to the store: off the timer thread, which must stay free for deadlines.
-            keeper.schedule(() -> keeper.execute(() -> closeIfIdle(name, e)), delayNanos);
+            // Nothing waits for the check: closeIfIdle handles its own failures.
+            ScheduledFuture<?> unused = keeper.schedule(() -> keeper.execute(() -> closeIfIdle(name, e)), delayNanos);
             e.checkPending = true;
         } catch (RejectedExecutionException closing) {
             retire(name, e); // the client closed while this waiter was leaving

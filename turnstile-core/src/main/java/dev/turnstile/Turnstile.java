@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,21 +30,23 @@ import org.slf4j.LoggerFactory;
  * {@link StoreUnavailableException}; bad input, null included, raises
  * {@link IllegalArgumentException} whose message says what to fix, and nothing reaches the store;
  * using a closed client, or a client over a closed store, raises {@link IllegalStateException}.
+ *
+ * <p>Past 400 lines by its public API's documentation (a third of it) and its public
+ * {@link Builder}; a waiting acquire is {@code LockWait}, a lease's life {@code HeldLease}.
  */
 public final class Turnstile implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Turnstile.class);
-    private static final long NOTIFIED_POLL_FLOOR_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** How long a release subscription stays open after its last waiter left. */
     private static final Duration WATCH_LINGER = Duration.ofSeconds(5);
 
     private final LockStore store;
     private final String owner;
-    private final Backoff backoff;
+    final Backoff backoff;
     private final long courtesyNanos;
     /** Package-private for tests that stop its timer at an exact point, as a concurrent {@link #close} would. */
     final LeaseKeeper keeper = new LeaseKeeper();
-    private final WaitRooms waitRooms = new WaitRooms();
-    private final ReleaseWatches watches;
+    final WaitRooms waitRooms = new WaitRooms();
+    final ReleaseWatches watches;
     private final Set<HeldLease> held = ConcurrentHashMap.newKeySet();
     /** Package-private for {@link HeldLease}, which reports releases, losses and failed renewals. */
     final Listeners listeners;
@@ -187,7 +188,7 @@ public final class Turnstile implements AutoCloseable {
      * @param token the token to ask with: a waiting acquire uses one for all its tries, so that a
      *     store that queues it keeps one place in line for it; null for a fresh one
      */
-    private Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting, String token) {
+    Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting, String token) {
         checkOpen();
         if (!options.reentrant()) {
             return Optional.ofNullable(acquireOnce(name, options, waiting, token));
@@ -210,7 +211,7 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /** The lease as the caller's thread gets it: wrapped for re-entry if the options ask for it. */
-    private Lease adopt(String name, LockOptions options, HeldLease lease) {
+    Lease adopt(String name, LockOptions options, HeldLease lease) {
         if (!options.reentrant()) {
             return lease;
         }
@@ -260,94 +261,7 @@ public final class Turnstile implements AutoCloseable {
                 return again;
             }
         }
-        long start = System.nanoTime();
-        long deadline = start + maxWait.toNanos();
-        WaitRooms.Seat seat = waitRooms.enter(name, options);
-        ReleaseWatches.Handle watch = null;
-        boolean acquired = false;
-        // One token for every try of this wait: a store that keeps a waiting line (ZooKeeper) keeps
-        // this waiter's place under it from try to try, and is told when the wait ends without it.
-        String token = Owners.newToken();
-        boolean queued = false;
-        Lease won = null;
-        try {
-            if (!seat.awaitTurn(deadline)) {
-                // The wait ran out while other threads here were ahead: one try of its own all the
-                // same, so that a lock which is free (or a store that is down) is not reported busy.
-                Optional<Lease> last = tryAcquire(name, options, false, token);
-                acquired = last.isPresent();
-                return last;
-            }
-            // A subscription left open by an earlier wait on this name also wakes the courtesy wait.
-            watch = watches.joinIfOpen(name);
-            long seen = seat.seen();
-            if (seat.firstAtOnce()) {
-                seen = deferToOtherWaiters(name, seat, seen, deadline);
-            }
-            boolean tryNow = !seat.takenAhead();
-            while (true) {
-                HeldLease handed = seat.takeHanded();
-                if (handed != null) {
-                    if (closed) {
-                        handed.release(); // close() may have missed it: nothing may be held when acquire throws
-                        throw closedClient();
-                    }
-                    acquired = true;
-                    won = handed;
-                    return Optional.of(adopt(name, options, handed));
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
-                }
-                if (tryNow) {
-                    Optional<Lease> lease;
-                    try {
-                        // In the store's waiting line (where it keeps one) from the second try on, even
-                        // when the release subscription failed and this waiter polls: otherwise a
-                        // client whose notifications broke would never be first in line, and another
-                        // client's threads could hand the lock among themselves while it starves.
-                        queued |= watch != null;
-                        lease = tryAcquire(name, options, watch != null, token);
-                    } catch (StoreUnavailableException e) {
-                        if (Thread.interrupted()) {
-                            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
-                        }
-                        throw e;
-                    }
-                    if (lease.isPresent()) {
-                        acquired = true;
-                        won = lease.get();
-                        return lease;
-                    }
-                }
-                tryNow = true;
-                long now = System.nanoTime();
-                long left = deadline - now;
-                if (left <= 0) {
-                    log.debug("lock '{}' stayed busy for {}", name, maxWait);
-                    return Optional.empty();
-                }
-                if (watch == null) {
-                    // Subscribe only once the lock is busy (a free lock costs no extra round trip),
-                    // then try again at once so a release in between is not missed.
-                    watch = watches.open(name);
-                    continue;
-                }
-                // With release notifications the poll is only a safety net (expiry, a lost
-                // message): it need not be frequent, and many waiters must not hammer the store.
-                long floor = watch.notifies() ? NOTIFIED_POLL_FLOOR_NANOS : 0;
-                long delay = Math.max(floor, backoff.nextDelayNanos(now - start));
-                seen = seat.await(seen, Math.min(left, delay));
-            }
-        } finally {
-            if (queued && (won == null || !token.equals(won.token()))) {
-                stopWaiting(name, token);
-            }
-            if (watch != null) {
-                watch.close();
-            }
-            waitRooms.leave(name, seat, acquired);
-        }
+        return new LockWait(this, name, options, maxWait).run();
     }
 
     /**
@@ -355,7 +269,7 @@ public final class Turnstile implements AutoCloseable {
      * lease of another token here): the store may drop the waiter's place in its line now rather
      * than leave it to time out. Best effort: a place left behind only delays the line a little.
      */
-    private void stopWaiting(String name, String token) {
+    void stopWaiting(String name, String token) {
         try {
             store.capability(KeepsWaitingLine.class).ifPresent(line -> line.stopWaiting(name, token));
         } catch (RuntimeException e) {
@@ -375,7 +289,7 @@ public final class Turnstile implements AutoCloseable {
      * reports) or for the hand-off courtesy to pass, whichever comes first. (Threads of this client
      * need no courtesy among themselves: they take turns in {@link WaitRooms}.)
      */
-    private long deferToOtherWaiters(String name, WaitRooms.Seat seat, long seen, long deadline) throws InterruptedException {
+    long deferToOtherWaiters(String name, WaitRooms.Seat seat, long seen, long deadline) throws InterruptedException {
         Released last = lastReleased.get(name);
         if (last == null || courtesyNanos == 0) {
             return seen;
@@ -528,13 +442,18 @@ public final class Turnstile implements AutoCloseable {
         }
     }
 
+    /** Whether {@link #close} was called. */
+    boolean isClosed() {
+        return closed;
+    }
+
     private void checkOpen() {
         if (closed) {
             throw closedClient();
         }
     }
 
-    private static IllegalStateException closedClient() {
+    static IllegalStateException closedClient() {
         return new IllegalStateException("this Turnstile is closed; build a new one");
     }
 

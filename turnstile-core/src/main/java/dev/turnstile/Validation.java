@@ -81,8 +81,8 @@ final class Validation {
                 throw new IllegalArgumentException(what + " '" + printable(s) + "' contains the control character U+"
                         + String.format("%04X", (int) c) + " at index " + i + ": remove it");
             }
-            if (Character.isHighSurrogate(c) && (i + 1 == s.length() || !Character.isLowSurrogate(s.charAt(i + 1)))
-                    || Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1)))) {
+            if ((Character.isHighSurrogate(c) && (i + 1 == s.length() || !Character.isLowSurrogate(s.charAt(i + 1))))
+                    || (Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1))))) {
                 throw new IllegalArgumentException(what + " contains a lone UTF-16 surrogate at index " + i
                         + ": it is not valid text");
             }
@@ -91,7 +91,8 @@ final class Validation {
 
     private static String printable(String s) {
         StringBuilder b = new StringBuilder();
-        for (char c : s.toCharArray()) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
             if (b.length() > 60) {
                 return b.append('…').toString();
             }

@@ -51,6 +51,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code bench.claim.sizes} ({@code 10000,100000,1000000}), {@code bench.claim.report}
  * ({@code turnstile-bench/target/claim-bench.md}), {@code bench.mariadbUrl}, {@code bench.claim.mongoUrl}
  * (default: mongo-java-server started in a JVM of its own), {@code bench.claim.mongoTasks} (2000).
+ *
+ * <p>A benchmark program, not published: past 400 lines by one workload on five stores and their peers.
  */
 public final class ClaimBench {
     private static final Duration TIMEOUT = Duration.ofMillis(1);

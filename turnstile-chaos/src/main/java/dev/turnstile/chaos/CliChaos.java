@@ -42,6 +42,8 @@ import java.util.stream.Collectors;
  * MongoDB processes). Exit code 0 when every scenario meets its expectation. The table goes into
  * {@code --out} between the markers of {@link MarkedSection#CLI}, so that it can be
  * docs/reliability.md itself.
+ *
+ * <p>A test harness, not published: past 400 lines as the one list of the CLI's chaos cells.
  */
 public final class CliChaos {
     /** The faults, in the order they run. */

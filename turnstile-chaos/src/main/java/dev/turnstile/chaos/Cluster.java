@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The worker JVMs of one scenario, their proxies and the harness's own event log. It knows who
  * holds the lock by tailing the workers' event files.
+ *
+ * <p>A test harness, not published: past 400 lines by the worker processes' start, stop and signals.
  */
 final class Cluster implements AutoCloseable {
 

@@ -13,6 +13,8 @@ import java.util.Set;
  * A fault scenario: what the harness does to the workers, the network or the store, once per round.
  * Each {@link #inject} returns a problem if the fault could not be injected (no holder to hit), or
  * {@code null}.
+ *
+ * <p>Past 400 lines as the one list of the fault matrix's faults, each a small record here.
  */
 public sealed interface Fault {
 

@@ -126,7 +126,7 @@ public final class JobContext {
         }
         // While the job runs, the lease itself knows at once (a refused renewal, its deadline
         // passed); the loss hook that sets the reason and interrupts follows on another thread.
-        if (loss != null || !lease.isHeld() && running()) {
+        if (loss != null || (!lease.isHeld() && running())) {
             lostSeen = true;
         }
         return lostSeen;

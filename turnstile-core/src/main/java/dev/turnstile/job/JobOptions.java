@@ -169,7 +169,7 @@ public final class JobOptions {
         /**
          * Sets the minimum hold.
          *
-         * @param lockAtLeastFor zero or more; at most {@code lockAtMostFor} (checked in {@link #build()})
+         * @param lockAtLeastFor zero or more; at most the maximum hold (checked in {@link #build()})
          * @return this builder
          * @throws IllegalArgumentException if null, negative or absurd
          */

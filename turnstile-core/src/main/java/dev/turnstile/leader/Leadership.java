@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +47,8 @@ import org.slf4j.LoggerFactory;
  * {@code onGranted} that throws hands the role back. Built on the lock API, so it works on every
  * store. Close the {@code Leadership} before the {@link Turnstile} it uses: closing the client first
  * releases the role without calling {@code onRevoked}.
+ *
+ * <p>Past 400 lines by its public API's documentation and its public {@link Builder}.
  */
 public final class Leadership implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Leadership.class);
@@ -59,11 +62,16 @@ public final class Leadership implements AutoCloseable {
     private final ReentrantLock callbacks = new ReentrantLock();
 
     private final Object state = new Object();
-    private Thread thread; // guarded by state
-    private boolean started; // guarded by state
-    private boolean closed; // guarded by state
-    private boolean acquiring; // guarded by state: the thread may be interrupted only while it waits for the lock
-    private volatile Held current;
+    private @Nullable Thread thread; // guarded by state
+    private Phase phase = Phase.NEW; // guarded by state
+
+    /**
+     * Where the leadership is: NEW until {@link #start}; STANDING while its thread holds a term or
+     * waits to try again; ACQUIRING while it waits for the lock, the only time {@link #close} may
+     * interrupt it; CLOSED for good.
+     */
+    private enum Phase { NEW, STANDING, ACQUIRING, CLOSED }
+    private volatile @Nullable Held current;
 
     /** The term being held: its lease, and a future completed when it has ended (revoked, handed back). */
     private static final class Held {
@@ -120,13 +128,13 @@ public final class Leadership implements AutoCloseable {
      */
     public void start() {
         synchronized (state) {
-            if (closed) {
+            if (phase == Phase.CLOSED) {
                 throw new IllegalStateException("leadership of '" + role + "' is closed: build a new one");
             }
-            if (started) {
+            if (phase != Phase.NEW) {
                 throw new IllegalStateException("leadership of '" + role + "' is already started");
             }
-            started = true;
+            phase = Phase.STANDING;
             thread = new Thread(this::stand, "turnstile-leadership-" + role);
             thread.setDaemon(true);
             thread.start();
@@ -162,10 +170,11 @@ public final class Leadership implements AutoCloseable {
     public void close() {
         Thread t;
         synchronized (state) {
-            if (closed) {
+            if (phase == Phase.CLOSED) {
                 return;
             }
-            closed = true;
+            boolean acquiring = phase == Phase.ACQUIRING;
+            phase = Phase.CLOSED;
             t = thread;
             if (t != null && acquiring) {
                 t.interrupt(); // ends a wait for the lock
@@ -188,10 +197,10 @@ public final class Leadership implements AutoCloseable {
     private void stand() {
         while (true) {
             synchronized (state) {
-                if (closed) {
+                if (phase == Phase.CLOSED) {
                     return;
                 }
-                acquiring = true;
+                phase = Phase.ACQUIRING;
             }
             Held[] ref = new Held[1];
             LockOptions options = LockOptions.builder()
@@ -215,7 +224,9 @@ public final class Leadership implements AutoCloseable {
                 return;
             } finally {
                 synchronized (state) {
-                    acquiring = false;
+                    if (phase == Phase.ACQUIRING) {
+                        phase = Phase.STANDING;
+                    }
                 }
                 Thread.interrupted(); // a close() interrupt that came as the acquire returned
             }
@@ -224,7 +235,7 @@ public final class Leadership implements AutoCloseable {
             }
             Held h = new Held(new Term(role, lease.get().fence(), lease.get().acquiredAt()), lease.get());
             synchronized (state) {
-                if (closed) {
+                if (phase == Phase.CLOSED) {
                     release(h.lease);
                     return;
                 }
@@ -273,7 +284,7 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** The lease's loss hook, on a Turnstile thread. */
-    private void lost(Held[] ref, LeaseLoss loss) {
+    private void lost(Held[] ref, @Nullable LeaseLoss loss) {
         Held h;
         synchronized (ref) {
             h = ref[0];

@@ -1,6 +1,7 @@
 package dev.turnstile.spi;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds stores from URLs ({@code jdbc:postgresql://…}, {@code redis://…}). Found with
@@ -34,7 +35,7 @@ public interface LockStoreFactory {
      * @param url a store URL whose scheme this factory supports
      * @return the reason, for a message, or {@code null} if other processes share the store
      */
-    default String processLocalReason(String url) {
+    default @Nullable String processLocalReason(String url) {
         return null;
     }
 

@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Hides secrets in store URLs before they reach a log, a message or the terminal.
@@ -82,7 +83,7 @@ public final class StoreUrls {
                 add(out, u.group(2));
                 if (u.group(2).contains(",")) {
                     // a node list (redlock://:a@h1,:b@h2): each node's own password too
-                    for (String node : u.group(2).split(",")) {
+                    for (String node : u.group(2).split(",", -1)) { // an empty node adds nothing
                         String p = node.contains("@") ? node.substring(0, node.lastIndexOf('@')) : node;
                         add(out, p.contains(":") ? p.substring(p.indexOf(':') + 1) : p);
                     }
@@ -149,7 +150,7 @@ public final class StoreUrls {
      * @param url a store URL
      * @return the problem, for a message, or {@code null} if there is none
      */
-    public static String ambiguousUserInfo(String url) {
+    public static @Nullable String ambiguousUserInfo(@Nullable String url) {
         if (url == null) {
             return null;
         }

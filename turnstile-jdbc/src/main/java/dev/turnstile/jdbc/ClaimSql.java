@@ -27,14 +27,14 @@ import java.util.Map;
  * Times are epoch milliseconds by the database's clock; the guard of every write is
  * {@code WHERE {id} = ? AND {version} = ?}.
  */
-abstract sealed class ClaimSql permits PostgresClaimSql, MariaDbClaimSql, SqliteClaimSql, H2ClaimSql {
+abstract sealed class ClaimSql permits PostgresDialect.Claims, MariaDbDialect.Claims, SqliteDialect.Claims, H2Dialect.Claims {
 
     static ClaimSql of(SqlDialect dialect) {
         return switch (dialect.id()) {
-            case "postgresql" -> new PostgresClaimSql();
-            case "mariadb" -> new MariaDbClaimSql();
-            case "sqlite" -> new SqliteClaimSql();
-            case "h2" -> new H2ClaimSql();
+            case "postgresql" -> new PostgresDialect.Claims();
+            case "mariadb" -> new MariaDbDialect.Claims();
+            case "sqlite" -> new SqliteDialect.Claims();
+            case "h2" -> new H2Dialect.Claims();
             default -> throw new IllegalArgumentException("no claiming SQL for " + dialect);
         };
     }

@@ -118,6 +118,7 @@ final class Collations {
      * CREATE UNIQUE INDEX), with the collation it compares with: what SQLite itself reports, so no
      * way of writing the DDL (comments, quoting, COLLATE[NOCASE]) hides it.
      */
+    @SuppressWarnings("InlineFormatString") // the statement reads best beside what it finds, above
     private static final String SQLITE_SQL = "SELECT il.name, ix.coll FROM pragma_index_list(?%1$s) il "
             + "JOIN pragma_index_xinfo(il.name%1$s) ix ON ix.key = 1 "
             + "WHERE il.\"unique\" = 1 AND ix.name = ? COLLATE NOCASE AND ix.coll <> 'BINARY' COLLATE NOCASE "

@@ -1,6 +1,11 @@
 package dev.turnstile.jdbc;
 
+import dev.turnstile.claim.ClaimFilter;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.ClaimedRow;
+import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 
 /**
  * H2: a conditional MERGE, read back through FINAL TABLE so acquire stays one statement. H2 counts
@@ -8,6 +13,8 @@ import java.sql.SQLException;
  * casts are as wide as the columns of {@code schema-h2.sql}: 510 units hold the 255 code points a
  * name may have. (A narrower column, from a table made before, refuses a longer name with an error
  * rather than storing a cut one: two names cut to the same text would otherwise be one lock.)
+ * All of H2's SQL is here: the lock store's, and in {@link Claims} work claiming's (DDL:
+ * {@code schema-h2.sql}, {@code claim-schema-h2.sql}).
  */
 final class H2Dialect extends Dialect {
 
@@ -47,5 +54,40 @@ final class H2Dialect extends Dialect {
     boolean isLostInsertRace(SQLException e) {
         // 23505: two first inserts raced; 90131: a concurrent transaction changed the row first.
         return super.isLostInsertRace(e) || e.getErrorCode() == 90131;
+    }
+
+    /**
+     * H2: a short transaction like MariaDB's. H2 evaluates an {@code UPDATE … WHERE id IN (SELECT …
+     * LIMIT n)} subquery against rows the same UPDATE already changed, so a batch came back short;
+     * selecting {@code FOR UPDATE SKIP LOCKED} first and then updating those keys does not.
+     */
+    static final class Claims extends ClaimSql {
+        private static final Dialect DIALECT = (Dialect) SqlDialect.H2;
+
+        @Override
+        Dialect dialect() {
+            return DIALECT;
+        }
+
+        /** Step 1: parameters (filter values…, lock timeout ms, limit); returns ({id}, {version}, now). */
+        @Override
+        String claimSql() {
+            return """
+                    SELECT {id}, {version}, {now} FROM {table}
+                     WHERE {filter}{lockedAt} <= {now} - ?
+                     ORDER BY {lockedAt}, {updatedAt}
+                     LIMIT ? FOR UPDATE SKIP LOCKED""";
+        }
+
+        @Override
+        List<ClaimedRow> claim(Connection c, ClaimTable t, String sql, ClaimFilter filter, long timeoutMillis, int max)
+                throws SQLException {
+            return claimInTwoSteps(c, t, sql, filter, timeoutMillis, max);
+        }
+
+        @Override
+        String filterColumnType() {
+            return "VARCHAR(64)";
+        }
     }
 }

@@ -8,25 +8,14 @@ import dev.turnstile.claim.ClaimStore;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.ClaimedRow;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * and H2. A claim is one statement ({@code UPDATE … RETURNING} over a {@code SELECT … FOR UPDATE
  * SKIP LOCKED}; on MariaDB/MySQL a short transaction of a {@code SELECT … FOR UPDATE SKIP LOCKED}
  * and an {@code UPDATE}), every later write one {@code UPDATE … WHERE id = ? AND version = ?}, and
- * time is the database's clock. Each dialect's statements are in one class ({@code
- * PostgresClaimSql}, {@code MariaDbClaimSql}, {@code SqliteClaimSql}, {@code H2ClaimSql}); print
+ * time is the database's clock. Each database's statements are in one class, beside its lock SQL
+ * ({@code PostgresDialect}, {@code MariaDbDialect}, {@code SqliteDialect}, {@code H2Dialect}); print
  * them with {@link #claimStatement} and the DDL with {@link #createTable}.
  *
  * <pre>{@code
@@ -53,6 +42,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A deadlock or serialization failure while claiming is rolled back by the database and
  * reported as nothing claimed; a guarded write that meets one is retried a few times.
+ *
+ * <p>Past 400 lines by its value checks before a write and its public {@link Builder}; the table
+ * check at build time is {@code ClaimTableCheck}.
  */
 public final class JdbcClaimStore implements ClaimStore {
     private static final Logger log = LoggerFactory.getLogger(JdbcClaimStore.class);
@@ -163,15 +155,15 @@ public final class JdbcClaimStore implements ClaimStore {
             try (Connection c = dataSource.getConnection()) {
                 try {
                     List<ClaimedRow> rows = sql.claim(c, table, statement, filter, lockTimeout.toMillis(), max);
-                    commitIfNeeded(c);
+                    JdbcCalls.commitIfNeeded(c);
                     return rows;
                 } catch (SQLException e) {
-                    rollbackQuietly(c);
+                    JdbcCalls.rollbackQuietly(c);
                     Dialect d = sql.dialect();
                     if (d.isLockWaitTimeout(e)) {
                         return List.of();
                     }
-                    if (!d.isTransientConflict(e) && !isSqliteBusy(e)) {
+                    if (!d.isTransientConflict(e) && !JdbcCalls.isSqliteBusy(sql.dialect(), e)) {
                         throw e;
                     }
                     if (attempt == JdbcLockStore.CONFLICT_ATTEMPTS) {
@@ -183,7 +175,7 @@ public final class JdbcClaimStore implements ClaimStore {
             } catch (SQLException e) {
                 throw translate("claim tasks", e);
             }
-            pause(attempt);
+            JdbcCalls.pauseAfterConflict(attempt);
         }
     }
 
@@ -234,19 +226,19 @@ public final class JdbcClaimStore implements ClaimStore {
                 ps.setLong(i, version);
                 try {
                     int rows = ps.executeUpdate();
-                    commitIfNeeded(c);
+                    JdbcCalls.commitIfNeeded(c);
                     return rows == 1;
                 } catch (SQLException e) {
-                    rollbackQuietly(c);
+                    JdbcCalls.rollbackQuietly(c);
                     if (attempt == JdbcLockStore.CONFLICT_ATTEMPTS
-                            || !(sql.dialect().isTransientConflict(e) || isSqliteBusy(e))) {
+                            || !(sql.dialect().isTransientConflict(e) || JdbcCalls.isSqliteBusy(sql.dialect(), e))) {
                         throw e;
                     }
                 }
             } catch (SQLException e) {
                 throw translate(what, e);
             }
-            pause(attempt);
+            JdbcCalls.pauseAfterConflict(attempt);
         }
     }
 
@@ -259,31 +251,6 @@ public final class JdbcClaimStore implements ClaimStore {
     @Override
     public void close() {
         // nothing owned
-    }
-
-    private static void pause(int attempt) {
-        long maxMicros = 1000L << attempt;
-        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(ThreadLocalRandom.current().nextLong(maxMicros / 4, maxMicros + 1)));
-    }
-
-    private boolean isSqliteBusy(SQLException e) {
-        return sql instanceof SqliteClaimSql && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
-    }
-
-    private static void commitIfNeeded(Connection c) throws SQLException {
-        if (!c.getAutoCommit()) {
-            c.commit();
-        }
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-            }
-        } catch (SQLException ignored) {
-            // the connection is going back to the pool anyway
-        }
     }
 
     /**
@@ -303,7 +270,7 @@ public final class JdbcClaimStore implements ClaimStore {
             throw new IllegalArgumentException("column '" + column + "' is not in the task table '" + table.table() + "' of "
                     + description + " (its columns: " + types.keySet() + "): add it, or write only columns it has");
         }
-        String problem = type.refuses(value, sql instanceof SqliteClaimSql);
+        String problem = type.refuses(value, sql instanceof SqliteDialect.Claims);
         if (problem != null) {
             throw new IllegalArgumentException(what + " " + shown(value) + " for column '" + column + "' of task table '"
                     + table.table() + "': " + problem);
@@ -378,216 +345,18 @@ public final class JdbcClaimStore implements ClaimStore {
                 + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
     }
 
-    // ---- the check at construction -------------------------------------------------------------
-
+    /** Creates the table if asked, and checks it ({@link ClaimTableCheck}). */
     private void validate(boolean create) {
         try (Connection c = dataSource.getConnection()) {
-            if (create) {
-                try (Statement st = c.createStatement()) {
-                    for (String ddl : statements(sql.createTable(table))) {
-                        st.execute(ddl);
-                    }
-                }
-                commitIfNeeded(c);
-            }
-            DatabaseMetaData md = c.getMetaData();
-            String[] parts = splitTable(c);
-            Map<String, String> columns = columns(md, parts);
-            this.columnTypes = columnTypes(md, parts);
-            List<String> problems = new ArrayList<>();
-            List<String> fixes = new ArrayList<>();
-            foldingProblems(md, parts, problems, fixes);
-            if (!problems.isEmpty()) {
-                throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
-                        + " cannot be claimed from: " + String.join("; ", problems) + ". Rename with:\n"
-                        + String.join("\n", fixes), null);
-            }
-            if (columns.isEmpty()) {
-                throw new StoreSchemaException("the task table '" + table.table() + "' does not exist in " + description
-                        + " (or has no columns this connection can see). Create it with:\n" + sql.createTable(table)
-                        + "\nor build the store with createTableIfMissing(true)", null);
-            }
-            for (String col : table.columns()) {
-                if (!columns.containsKey(col.toLowerCase(Locale.ROOT))) {
-                    problems.add("no column '" + col + "'");
-                    fixes.add(sql.addColumnSql(table, col) + ";");
-                }
-            }
-            for (String col : List.of(table.lockedAtColumn(), table.updatedAtColumn(), table.versionColumn())) {
-                String type = columns.get(col.toLowerCase(Locale.ROOT));
-                if (type != null && !isInteger(type)) {
-                    problems.add("column '" + col + "' is " + type + ", not an integer: claiming stores epoch milliseconds "
-                            + "and versions as BIGINT");
-                    fixes.add("-- change " + col + " to BIGINT (epoch milliseconds), for example with a new column and a copy");
-                }
-            }
-            if (problems.isEmpty() && !hasClaimIndex(md, parts)) {
-                problems.add("no index that starts with the filter columns " + table.filterColumns() + " and then '"
-                        + table.lockedAtColumn() + "' (without it every claim reads the whole table)");
-                fixes.add(sql.createIndexSql(table) + ";");
-            }
-            if (!problems.isEmpty()) {
-                throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
-                        + " cannot be claimed from: " + String.join("; ", problems) + ". Add what is missing with:\n"
-                        + String.join("\n", fixes), null);
-            }
-            // the key compares byte for byte, or two task ids that differ in case would be one row's guard
-            ColumnType id = columnTypes.get(table.idColumn().toLowerCase(Locale.ROOT));
-            if (id != null && id.isText()) {
-                Collations.check(c, sql.dialect().id(), table.table(), table.idColumn(), "task table",
-                        id.name() + (id.size() > 0 && id.size() < 65536 ? "(" + id.size() + ")" : ""));
-                commitIfNeeded(c);
-            }
+            this.columnTypes = new ClaimTableCheck(table, sql, description).check(c, create);
         } catch (SQLException e) {
             throw translate("check the task table", e);
         }
     }
 
-    private static boolean isInteger(String type) {
-        String t = type.toLowerCase(Locale.ROOT);
-        return t.contains("int") || t.equals("numeric") || t.equals("decimal") || t.equals("number");
-    }
-
-    /** Catalog, schema and table as the metadata calls want them. */
-    private String[] splitTable(Connection c) throws SQLException {
-        return QuotedNames.split(c, table.table(), sql.dialect().id());
-    }
-
-    /** Lower-case column name to type name; tries the name as given, lower and upper case (H2 folds up). */
-    private static Map<String, String> columns(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : QuotedNames.variants(p)) {
-            Map<String, String> out = new TreeMap<>();
-            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]),
-                    QuotedNames.pattern(md, variant[2]), null)) {
-                while (rs.next()) {
-                    if (!rs.getString("TABLE_NAME").equals(variant[2])) {
-                        continue; // a driver that ignores the escape
-                    }
-                    out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT), rs.getString("TYPE_NAME"));
-                }
-            }
-            if (!out.isEmpty()) {
-                return out;
-            }
-        }
-        return Map.of();
-    }
-
-    /**
-     * A table or column created with a quoted name in another case is not the one the unquoted
-     * statements reach ({@link QuotedNames}): found here by the metadata's real spelling, with the
-     * rename that fixes it.
-     */
-    private void foldingProblems(DatabaseMetaData md, String[] p, List<String> problems, List<String> fixes)
-            throws SQLException {
-        QuotedNames.Folding folding = QuotedNames.Folding.of(sql.dialect().id());
-        if (folding == QuotedNames.Folding.NONE) {
-            return;
-        }
-        Set<String> wanted = new LinkedHashSet<>();
-        table.columns().forEach(c -> wanted.add(c.toLowerCase(Locale.ROOT)));
-        List<String> twins = QuotedNames.quotedTwins(md, p, folding);
-        // with two twins the user picks one; the column check reads the first, as the advice does
-        Optional<String> twin = twins.stream().findFirst();
-        twin.ifPresent(real -> {
-            problems.add(QuotedNames.twinAdvice(twins, table.table(), folding));
-            fixes.add(QuotedNames.renameSql(real, table.table(), folding) + ";");
-        });
-        for (String[] variant : QuotedNames.variants(p)) {
-            List<String> real = new ArrayList<>();
-            String name = twin.orElse(variant[2]);
-            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]), QuotedNames.pattern(md, name), null)) {
-                while (rs.next()) {
-                    if (rs.getString("TABLE_NAME").equals(name)) { // a driver that ignores the escape
-                        real.add(rs.getString("COLUMN_NAME"));
-                    }
-                }
-            }
-            if (real.isEmpty()) {
-                continue;
-            }
-            for (String c : real) {
-                String f = folding.fold(c);
-                if (wanted.contains(c.toLowerCase(Locale.ROOT)) && !c.equals(f)) {
-                    problems.add("column \"" + c + "\" was created with a quoted name; unquoted it means " + f);
-                    // as given: qualified if it was, and reaching the table once any rename above is done
-                    fixes.add("ALTER TABLE " + table.table() + " RENAME COLUMN \"" + c + "\" TO " + f + ";");
-                }
-            }
-            return;
-        }
-    }
-
-    /** Lower-case column name to its JDBC type, with the same name variants as {@link #columns}. */
-    private static Map<String, ColumnType> columnTypes(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : QuotedNames.variants(p)) {
-            Map<String, ColumnType> out = new TreeMap<>();
-            try (ResultSet rs = md.getColumns(variant[0], QuotedNames.pattern(md, variant[1]),
-                    QuotedNames.pattern(md, variant[2]), null)) {
-                while (rs.next()) {
-                    if (!rs.getString("TABLE_NAME").equals(variant[2])) {
-                        continue; // a driver that ignores the escape
-                    }
-                    out.put(rs.getString("COLUMN_NAME").toLowerCase(Locale.ROOT),
-                            new ColumnType(rs.getInt("DATA_TYPE"), rs.getString("TYPE_NAME"), rs.getInt("COLUMN_SIZE")));
-                }
-            }
-            if (!out.isEmpty()) {
-                return Map.copyOf(out);
-            }
-        }
-        return Map.of();
-    }
-
-    private boolean hasClaimIndex(DatabaseMetaData md, String[] p) throws SQLException {
-        for (String[] variant : QuotedNames.variants(p)) {
-            Map<String, TreeMap<Integer, String>> indexes = new LinkedHashMap<>();
-            try (ResultSet rs = md.getIndexInfo(variant[0], variant[1], variant[2], false, true)) {
-                while (rs.next()) {
-                    String index = rs.getString("INDEX_NAME");
-                    String column = rs.getString("COLUMN_NAME");
-                    if (index != null && column != null) {
-                        indexes.computeIfAbsent(index, k -> new TreeMap<>())
-                                .put((int) rs.getShort("ORDINAL_POSITION"), column.toLowerCase(Locale.ROOT));
-                    }
-                }
-            }
-            Set<String> filters = new LinkedHashSet<>();
-            table.filterColumns().forEach(f -> filters.add(f.toLowerCase(Locale.ROOT)));
-            for (TreeMap<Integer, String> idx : indexes.values()) {
-                List<String> cols = new ArrayList<>(idx.values());
-                if (cols.size() > filters.size() && Set.copyOf(cols.subList(0, filters.size())).equals(filters)
-                        && cols.get(filters.size()).equals(table.lockedAtColumn().toLowerCase(Locale.ROOT))) {
-                    return true;
-                }
-            }
-            if (!indexes.isEmpty()) {
-                return false;
-            }
-        }
-        return false;
-    }
-
-
     /** The DDL script's statements, without comment lines. */
     static List<String> statements(String script) {
-        List<String> out = new ArrayList<>();
-        StringBuilder current = new StringBuilder();
-        for (String line : script.split("\n")) {
-            if (line.strip().startsWith("--")) {
-                continue;
-            }
-            current.append(line).append('\n');
-            if (line.strip().endsWith(";")) {
-                String s = current.toString().strip();
-                out.add(s.substring(0, s.length() - 1));
-                current.setLength(0);
-            }
-        }
-        if (!current.toString().isBlank()) {
-            out.add(current.toString().strip());
-        }
-        return out;
+        return ClaimTableCheck.statements(script);
     }
 
     /** Builds a {@link JdbcClaimStore}. Not thread-safe. */

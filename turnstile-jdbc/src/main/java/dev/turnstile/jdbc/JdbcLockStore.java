@@ -1,7 +1,6 @@
 package dev.turnstile.jdbc;
 
 import dev.turnstile.LockInfo;
-import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
@@ -21,9 +20,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
@@ -52,6 +48,9 @@ import org.slf4j.LoggerFactory;
  * acquire that still conflicts reports the lock busy. A lock wait timeout (MariaDB/MySQL 1205,
  * PostgreSQL {@code 55P03}: another transaction holds the row) is busy at once. Neither is reported
  * as {@link StoreUnavailableException}; an extend or release that keeps conflicting is.
+ *
+ * <p>Each database's SQL is in its dialect class ({@code PostgresDialect} and the others); errors are
+ * named by {@code LockTableErrors}. Past 400 lines only by its public {@link Builder}.
  */
 public final class JdbcLockStore implements LockStore, WatchesLeases {
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
@@ -62,7 +61,8 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     private final boolean createTable;
     private final String description;
     private final AutoCloseable owned;
-    private final UnaryOperator<String> scrub;
+    /** Turns a driver's exception into the store's, naming the fix. */
+    private final LockTableErrors errors;
     private final java.util.Set<String> notApplied = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Dialect dialect;
     private volatile Dialect.Statements sql;
@@ -76,11 +76,11 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
         this.table = b.table;
         this.createTable = b.createTable;
         this.owned = b.owned;
-        this.scrub = b.scrub;
         this.notifyForcedReleases = b.notifyForcedReleases;
         this.noticeSource = b.noticeSource;
         this.description = (b.description != null ? b.description : "JDBC store") + " (table " + table + ")";
         this.dialect = (Dialect) b.dialect;
+        this.errors = new LockTableErrors(dataSource, table, description, b.scrub);
     }
 
     /**
@@ -105,10 +105,10 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             try (Connection c = connection()) {
                 try {
                     Optional<Grant> grant = dialect.acquire(c, sql, request);
-                    commitIfNeeded(c);
+                    JdbcCalls.commitIfNeeded(c);
                     return grant;
                 } catch (SQLException e) {
-                    rollbackQuietly(c);
+                    JdbcCalls.rollbackQuietly(c);
                     if (dialect.isLostInsertRace(e)) {
                         return Optional.empty();
                     }
@@ -117,7 +117,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
                         return Optional.empty();
                     }
                     if (!dialect.isTransientConflict(e)) {
-                        if (isSqliteBusy(e)) {
+                        if (JdbcCalls.isSqliteBusy(dialect, e)) {
                             // SQLite refused the write lock: the upsert never ran, so the caller's undo of
                             // this "ambiguous" acquire need not wait for the lock a second time.
                             notApplied.add(request.token());
@@ -137,14 +137,8 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
                 releaseQuietly(request.name(), request.token());
                 return Optional.empty();
             }
-            pauseAfterConflict(attempt);
+            JdbcCalls.pauseAfterConflict(attempt);
         }
-    }
-
-    /** A few milliseconds, growing and jittered, so the transactions that collided do not collide again. */
-    private static void pauseAfterConflict(int attempt) {
-        long maxMicros = 1000L << attempt; // 2, 4, 8 ms
-        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(ThreadLocalRandom.current().nextLong(maxMicros / 4, maxMicros + 1)));
     }
 
     private void releaseQuietly(String name, String token) {
@@ -175,7 +169,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             // Best effort: a holder that misses the notice finds the release at its next renewal.
             try (Connection c = connection()) {
                 PgReleaseNotices.notify(c, table, name);
-                commitIfNeeded(c);
+                JdbcCalls.commitIfNeeded(c);
             } catch (SQLException e) {
                 log.debug("cannot notify the forced release of '{}': {}", name, e.toString());
             }
@@ -230,7 +224,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             ps.setString(2, token);
             try (ResultSet rs = ps.executeQuery()) {
                 boolean held = rs.next();
-                commitIfNeeded(c);
+                JdbcCalls.commitIfNeeded(c);
                 return held;
             }
         } catch (SQLException | RuntimeException e) {
@@ -249,7 +243,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
                 out.add(new LockInfo(rs.getString(1), rs.getString(2), rs.getLong(3),
                         Instant.ofEpochMilli(rs.getLong(4)), Instant.ofEpochMilli(rs.getLong(5))));
             }
-            commitIfNeeded(c);
+            JdbcCalls.commitIfNeeded(c);
             out.sort(Comparator.comparing(LockInfo::name));
             return out;
         } catch (SQLException e) {
@@ -268,6 +262,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
      * @return the dialect
      * @throws StoreUnavailableException if detection needs the database and it cannot be reached
      */
+    @SuppressWarnings("try") // the connection is opened for what opening does: it detects the dialect
     public SqlDialect dialect() {
         try (Connection c = connection()) {
             return dialect;
@@ -312,10 +307,10 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
                 }
                 try {
                     int rows = ps.executeUpdate();
-                    commitIfNeeded(c);
+                    JdbcCalls.commitIfNeeded(c);
                     return rows;
                 } catch (SQLException e) {
-                    rollbackQuietly(c);
+                    JdbcCalls.rollbackQuietly(c);
                     if (attempt == CONFLICT_ATTEMPTS || !dialect.isTransientConflict(e)) {
                         throw e;
                     }
@@ -324,7 +319,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             } catch (SQLException e) {
                 throw translate(what, e);
             }
-            pauseAfterConflict(attempt);
+            JdbcCalls.pauseAfterConflict(attempt);
         }
     }
 
@@ -354,7 +349,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             try (Statement st = c.createStatement()) {
                 st.execute(d.createTable(table));
             }
-            commitIfNeeded(c);
+            JdbcCalls.commitIfNeeded(c);
         }
         dialect = d; // from here on, errors are translated by this database's codes
         Collations.check(c, d.id(), table, "name", "lock table", "VARCHAR(255)");
@@ -369,7 +364,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
         // The table exists: its name column must be unique by itself, or two acquires can each
         // insert a row for one name and both hold the lock.
         UniqueKeys.check(c, d.id(), table, "name", "lock table");
-        commitIfNeeded(c);
+        JdbcCalls.commitIfNeeded(c);
         sql = Dialect.Statements.of(d, table);
     }
 
@@ -382,113 +377,14 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
                 boolean exists = rs.next();
-                commitIfNeeded(c);
+                JdbcCalls.commitIfNeeded(c);
                 return exists;
             }
         }
     }
 
-    private boolean isSqliteBusy(SQLException e) {
-        return dialect instanceof SqliteDialect && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
-    }
-
-    private static void commitIfNeeded(Connection c) throws SQLException {
-        if (!c.getAutoCommit()) {
-            c.commit();
-        }
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-            }
-        } catch (SQLException ignored) {
-            // the connection is going back to the pool anyway
-        }
-    }
-
-    /**
-     * Why a missing lock table may be there after all, under a quoted name in another case; empty
-     * when it is not, or when that cannot be looked up (the error being reported says enough).
-     */
-    private String quotedTwinAdvice() {
-        Dialect d = dialect;
-        if (d == null) {
-            return "";
-        }
-        QuotedNames.Folding folding = QuotedNames.Folding.of(d.id());
-        try (Connection c = dataSource.getConnection()) {
-            String[] parts = QuotedNames.split(c, table, d.id());
-            java.util.List<String> twins = QuotedNames.quotedTwins(c.getMetaData(), parts, folding);
-            String advice = twins.isEmpty() ? "" : QuotedNames.twinAdvice(twins, table, folding);
-            commitIfNeeded(c);
-            return advice;
-        } catch (SQLException | RuntimeException e) {
-            log.debug("cannot look for a quoted twin of {}: {}", table, e.toString());
-            return "";
-        }
-    }
-
-    /**
-     * The shipped migrations, for the default table name only (they create {@code turnstile_locks}):
-     * one short clause, or empty.
-     */
-    static String migrationsAdvice(SqlDialect d, String table) {
-        String bare = table.substring(table.indexOf('.') + 1);
-        if (!bare.equalsIgnoreCase(Dialect.DEFAULT_TABLE)) {
-            return "";
-        }
-        return ", or run Turnstile's migrations (Flyway location " + Migrations.flywayLocation(d)
-                + " with its own history table " + Migrations.FLYWAY_HISTORY_TABLE + ", or Liquibase changelog "
-                + Migrations.LIQUIBASE_CHANGELOG + ")";
-    }
-
-    /** MariaDB/MySQL 1366, "Incorrect string value": a character the column's character set lacks. */
-    private static final int ER_TRUNCATED_WRONG_VALUE_FOR_FIELD = 1366;
-
     private dev.turnstile.TurnstileException translate(String what, SQLException e) {
-        if (dialect != null && dialect.isMissingTable(e)) {
-            String twin = quotedTwinAdvice();
-            return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "
-                    + description + (twin.isEmpty() ? ". Create it with the DDL that 'turnstile schema --store <url>' "
-                    + "prints (or add --apply to run it), or build the store with createTableIfMissing(true)"
-                    + migrationsAdvice(dialect, table) : "; " + twin), e);
-        }
-        if (dialect != null && dialect.id().equals("mariadb") && e.getErrorCode() == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD) {
-            // a _bin collation of another character set (latin1_bin) passes the collation check,
-            // and names outside that character set then fail here, with the driver's bare text
-            return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' cannot store this name:"
-                    + " its column 'name' has a character set that does not hold every character (not utf8mb4). Fix it with:\n"
-                    + "ALTER TABLE " + table + " MODIFY name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL;", e);
-        }
-        if (dialect != null ? dialect.isSchemaMismatch(e) : e.getSQLState() != null && e.getSQLState().startsWith("42")) {
-            // Syntax or access rule (a column missing or of another type, a schema that does not
-            // exist, no permission): the table or the grants do not fit, and retrying never helps.
-            String text = scrub != null ? scrub.apply(e.getMessage()) : e.getMessage();
-            return new StoreSchemaException("cannot " + what + " on " + description + ": the database refused the "
-                    + "statement, so the lock table '" + table + "' or the permissions on it do not fit: " + text
-                    + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : "") + ". Compare the table with the DDL that 'turnstile schema "
-                    + "--store <url>' prints", scrub != null ? new JdbcLockStoreFactory.ScrubbedException(e, scrub) : e);
-        }
-        if (dialect != null && dialect.isDiskFull(e)) {
-            return new StoreUnavailableException("cannot " + what + " on " + description + ": " + Dialect.DISK_FULL
-                    + ". Cause: " + (scrub != null ? scrub.apply(e.getMessage()) : e.getMessage()),
-                    scrub != null ? new JdbcLockStoreFactory.ScrubbedException(e, scrub) : e);
-        }
-        if (isSqliteBusy(e)) {
-            return new StoreUnavailableException("cannot " + what + " on " + description + ": the database file is locked by "
-                    + "another process's transaction for longer than the busy timeout (turnstile run: --wait, at least 1s)"
-                    + " (SQLITE_BUSY)", e);
-        }
-        if (scrub != null) {
-            // drivers echo the URL, or pieces of it, in their messages; the URL may carry a password
-            return new StoreUnavailableException("cannot " + what + " on " + description + ": " + scrub.apply(e.getMessage())
-                    + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""),
-                    new JdbcLockStoreFactory.ScrubbedException(e, scrub));
-        }
-        return new StoreUnavailableException("cannot " + what + " on " + description + ": " + e.getMessage()
-                + (e.getSQLState() != null ? " (SQLState " + e.getSQLState() + ")" : ""), e);
+        return errors.translate(dialect, what, e);
     }
 
     /** Builds a {@link JdbcLockStore}. Not thread-safe. */

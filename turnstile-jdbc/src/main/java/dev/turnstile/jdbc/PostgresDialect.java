@@ -2,7 +2,11 @@ package dev.turnstile.jdbc;
 
 import java.sql.SQLException;
 
-/** PostgreSQL: acquire is one upsert whose update only fires when the current lease has expired. */
+/**
+ * All of PostgreSQL's SQL: the lock store's (acquire is one upsert whose update only fires when the
+ * current lease has expired) and, in {@link Claims}, work claiming's. The DDL is in
+ * {@code schema-postgresql.sql} and {@code claim-schema-postgresql.sql} beside this class.
+ */
 final class PostgresDialect extends Dialect {
 
     @Override
@@ -42,5 +46,44 @@ final class PostgresDialect extends Dialect {
     @Override
     boolean isLockWaitTimeout(SQLException e) {
         return chain(e).stream().anyMatch(x -> "55P03".equals(x.getSQLState()));
+    }
+
+    /**
+     * PostgreSQL: one {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) RETURNING}.
+     * Rows another worker is claiming at the same moment are skipped, not waited for.
+     */
+    static final class Claims extends ClaimSql {
+        private static final Dialect DIALECT = (Dialect) SqlDialect.POSTGRESQL;
+
+        @Override
+        Dialect dialect() {
+            return DIALECT;
+        }
+
+        /**
+         * statement_timestamp(), not clock_timestamp(): it is stable, so the due condition is an index
+         * range, and it is the same everywhere in the statement. (The lock store's clock_timestamp() is
+         * volatile: as a claim condition it would make the scan read every row of the phase.)
+         */
+        @Override
+        String now() {
+            return "(extract(epoch from statement_timestamp()) * 1000)::bigint";
+        }
+
+        @Override
+        String claimSql() {
+            return """
+                    UPDATE {table} SET {lockedAt} = {now}, {version} = {version} + 1
+                     WHERE {id} IN (SELECT {id} FROM {table}
+                                     WHERE {filter}{lockedAt} <= {now} - ?
+                                     ORDER BY {lockedAt}, {updatedAt}
+                                     LIMIT ? FOR UPDATE SKIP LOCKED)
+                    RETURNING {id}, {version}, {lockedAt}""";
+        }
+
+        @Override
+        String filterColumnType() {
+            return "VARCHAR(64)";
+        }
     }
 }

@@ -21,25 +21,19 @@ final class QuotedNames {
         LOWER, UPPER, NONE;
 
         static Folding of(String dialectId) {
-            switch (dialectId) {
-                case "postgresql":
-                    return LOWER;
-                case "h2":
-                    return UPPER;
-                default:
-                    return NONE;
-            }
+            return switch (dialectId) {
+                case "postgresql" -> LOWER;
+                case "h2" -> UPPER;
+                default -> NONE;
+            };
         }
 
         String fold(String name) {
-            switch (this) {
-                case LOWER:
-                    return name.toLowerCase(Locale.ROOT);
-                case UPPER:
-                    return name.toUpperCase(Locale.ROOT);
-                default:
-                    return name;
-            }
+            return switch (this) {
+                case LOWER -> name.toLowerCase(Locale.ROOT);
+                case UPPER -> name.toUpperCase(Locale.ROOT);
+                case NONE -> name;
+            };
         }
     }
 

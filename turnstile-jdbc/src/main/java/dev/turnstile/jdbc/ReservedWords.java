@@ -101,6 +101,7 @@ final class ReservedWords {
      *     named before the database is known)
      * @throws IllegalArgumentException if it is reserved
      */
+    @SuppressWarnings("StringSplitter") // names are validated identifiers by now: no empty parts to keep
     static void check(String what, String name, String dialectId) {
         for (String part : name.split("\\.")) {
             String w = part.toLowerCase(Locale.ROOT);

@@ -4,7 +4,9 @@ import java.sql.SQLException;
 
 /**
  * SQLite (3.42 or later): the same upsert as PostgreSQL. Expiry is judged by this host's clock,
- * which is right for a database file that only processes on this host open.
+ * which is right for a database file that only processes on this host open. All of SQLite's SQL is
+ * here: the lock store's, and in {@link Claims} work claiming's (DDL: {@code schema-sqlite.sql},
+ * {@code claim-schema-sqlite.sql}).
  */
 final class SqliteDialect extends Dialect {
 
@@ -71,5 +73,42 @@ final class SqliteDialect extends Dialect {
     @Override
     boolean isLostInsertRace(SQLException e) {
         return false; // SQLite serialises writers: the upsert cannot race itself.
+    }
+
+    /**
+     * SQLite (3.35 or later): one {@code UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING}. SQLite
+     * runs one writer at a time, so the choice and the update are atomic without row locks.
+     */
+    static final class Claims extends ClaimSql {
+        private static final Dialect DIALECT = (Dialect) SqlDialect.SQLITE;
+
+        @Override
+        Dialect dialect() {
+            return DIALECT;
+        }
+
+        @Override
+        String claimSql() {
+            return """
+                    UPDATE {table} SET {lockedAt} = {now}, {version} = {version} + 1
+                     WHERE {id} IN (SELECT {id} FROM {table}
+                                     WHERE {filter}{lockedAt} <= {now} - ?
+                                     ORDER BY {lockedAt}, {updatedAt}
+                                     LIMIT ?)
+                    RETURNING {id}, {version}, {lockedAt}""";
+        }
+
+        /** SQLite's LEAST and GREATEST are the scalar MIN and MAX. */
+        @Override
+        String relockSql() {
+            return """
+                    UPDATE {table} SET {lockedAt} = {now} - ? + MIN(?, MAX(?, %s))
+                     WHERE {id} = ? AND {version} = ?""".formatted(waitedTenth("/"));
+        }
+
+        @Override
+        String filterColumnType() {
+            return "TEXT";
+        }
     }
 }

@@ -43,7 +43,10 @@ final class SqliteUrl {
             // the driver takes its own options (open_mode, journal_mode…) out of this list, and passes
             // the rest to SQLite, which decodes them; a '#' ends SQLite's list, but reading past it
             // only refuses more
-            for (String pair : rest.substring(q + 1).split("&")) {
+            // split's dropping of trailing empty pairs ("?a=1&") is wanted: SQLite ignores them too
+            @SuppressWarnings("StringSplitter")
+            String[] pairs = rest.substring(q + 1).split("&");
+            for (String pair : pairs) {
                 int eq = pair.indexOf('=');
                 String key = eq < 0 ? pair : pair.substring(0, eq);
                 String value = eq < 0 ? "" : pair.substring(eq + 1);

@@ -51,6 +51,7 @@ public final class ObservingJobInterceptor implements JobInterceptor {
     }
 
     @Override
+    @SuppressWarnings("try") // the scope is opened for what it does: the observation is current while the job runs
     public <T> T around(JobContext ctx, Callable<T> run) throws Exception {
         TurnstileJobObservationContext context = new TurnstileJobObservationContext(ctx);
         Observation observation = Observation.createNotStarted(convention, DEFAULT, () -> context, registry).start();

@@ -33,6 +33,7 @@ import org.bson.Document;
  * computed by {@link #relockedAt} from the two server time stamps it returned. No client clock is
  * read; between the two writes the task is simply still claimed.
  */
+@SuppressWarnings("JavaUtilDate") // a BSON date is a java.util.Date in the driver
 final class MongoClaimQueries {
     /** {@code locked_at} of a free task: the epoch, so it sorts first and is always due. */
     static final Date EPOCH = new Date(0);

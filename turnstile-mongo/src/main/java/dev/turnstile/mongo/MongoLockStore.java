@@ -321,13 +321,8 @@ public final class MongoLockStore implements LockStore {
             return this;
         }
 
-        /**
-         * Hands something to the store to close with it (the client the store's factory created).
-         *
-         * @param resource closed by {@link MongoLockStore#close()}
-         * @return this builder
-         */
-        public Builder owning(AutoCloseable resource) {
+        /** Hands something to the store to close with it (the client the store's factory created). */
+        Builder owning(AutoCloseable resource) {
             this.owned = resource;
             return this;
         }

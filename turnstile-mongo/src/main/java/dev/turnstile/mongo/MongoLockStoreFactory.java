@@ -51,10 +51,10 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
             if (cs.getConnectTimeout() == null) {
                 // a connect that times out ends before the server selection does, so the message can
                 // say that nothing accepted the connection (a firewall) rather than only "no answer"
-                b.connectTimeout((int) Math.max(1, Math.min(ms - ms / 5, 5_000)), TimeUnit.MILLISECONDS);
+                b.connectTimeout(Math.max(1, Math.min(ms - ms / 5, 5_000)), TimeUnit.MILLISECONDS);
             }
             if (cs.getSocketTimeout() == null) {
-                b.readTimeout((int) ms, TimeUnit.MILLISECONDS);
+                b.readTimeout(ms, TimeUnit.MILLISECONDS);
             }
         });
         MongoClient client = MongoClients.create(settings.build());

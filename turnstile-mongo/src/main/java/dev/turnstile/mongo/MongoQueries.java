@@ -27,6 +27,7 @@ import org.bson.conversions.Bson;
  * <p>Lock documents are never deleted, so the fence ({@code $inc}) never goes backwards: a release
  * or a forced release only ends the lease. Deleting a document by hand restarts its fence at 1.
  */
+@SuppressWarnings("JavaUtilDate") // a BSON date is a java.util.Date in the driver
 final class MongoQueries {
     private MongoQueries() {}
 

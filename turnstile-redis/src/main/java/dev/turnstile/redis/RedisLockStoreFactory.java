@@ -105,7 +105,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                     return store(RedisLockStore.builder(client), p, acks, ackTimeout, client, resources);
                 }
                 case "redlock" -> {
-                    Duration nodeTimeout = p.options.duration("nodeTimeout", Duration.ofMillis(100));
+                    Duration nodeTimeout = p.options.duration("nodeTimeout", RedlockLockStore.DEFAULT_NODE_TIMEOUT);
                     List<String> hosts = hosts(p);
                     RedlockLockStore.checkNodeCount(hosts.size());
                     if (hosts.stream().distinct().count() != hosts.size()) {
@@ -123,9 +123,9 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                         passwordUser(p.userInfo).ifPresent(nodeBuilder::passwordGiven);
                         RedisLockStore node = nodeBuilder.build();
                         nodes.add(node);
-                        made.add(node::close);
+                        made.add(node);
                     }
-                    return RedlockLockStore.of(nodes, nodeTimeout).alsoClosing(resources::shutdown);
+                    return RedlockLockStore.builder(nodes).nodeTimeout(nodeTimeout).alsoClosing(() -> shutDown(resources)).build();
                 }
                 default -> {
                     RedisClient client = client(resources, uri(p.url, connectTimeout, p.url), timeout, connectTimeout);
@@ -142,7 +142,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                     // best effort
                 }
             }
-            resources.shutdown();
+            shutDown(resources);
             throw e;
         }
     }
@@ -180,7 +180,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         if (p.url.regionMatches(true, 0, "rediss://", 0, 9)) {
             b.tls();
         }
-        return b.description(safe(p.url)).owning(client).owning(() -> resources.shutdown()).build();
+        return b.description(safe(p.url)).owning(client).owning(() -> shutDown(resources)).build();
     }
 
     /**
@@ -283,10 +283,16 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         return new Parsed(clean, at >= 0 ? afterScheme.substring(0, at + 1) : "", options);
     }
 
+    /** Shuts the store's own client resources down, without waiting: nothing is left that uses them. */
+    @SuppressWarnings("FutureReturnValueIgnored")
+    private static void shutDown(ClientResources resources) {
+        resources.shutdown();
+    }
+
     private static int firstOf(String s, String chars) {
         int best = s.length();
-        for (char c : chars.toCharArray()) {
-            int i = s.indexOf(c);
+        for (int k = 0; k < chars.length(); k++) {
+            int i = s.indexOf(chars.charAt(k));
             if (i >= 0 && i < best) {
                 best = i;
             }

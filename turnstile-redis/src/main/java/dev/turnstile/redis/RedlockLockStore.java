@@ -15,7 +15,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -48,6 +47,8 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
     private final ExecutorService pool;
     private final String description;
     private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The default {@link Builder#nodeTimeout}. */
+    static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(100);
 
     private RedlockLockStore(List<RedisLockStore> nodes, Duration nodeTimeout, String description) {
         this.nodes = List.copyOf(nodes);
@@ -62,36 +63,90 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
     }
 
     /**
-     * Builds Redlock over independent nodes. Each node's store should use a command timeout no
-     * longer than {@code nodeTimeout}.
+     * Starts a builder over independent nodes. Each node's store should use a command timeout no
+     * longer than the {@link Builder#nodeTimeout node timeout}.
+     *
+     * @param nodes the nodes' stores (each a standalone master, same key prefix); closed with this store
+     * @return a builder
+     * @throws IllegalArgumentException if {@code nodes} is null, or there are fewer than 3 nodes or
+     *     an even number of them
+     */
+    public static Builder builder(List<RedisLockStore> nodes) {
+        if (nodes == null) {
+            throw new IllegalArgumentException("nodes is null: give the stores of 3, 5 or 7 independent Redis masters");
+        }
+        checkNodeCount(nodes.size());
+        return new Builder(List.copyOf(nodes));
+    }
+
+    /**
+     * Builds Redlock over independent nodes: {@code builder(nodes).nodeTimeout(nodeTimeout).build()}.
      *
      * @param nodes the nodes' stores (each a standalone master, same key prefix); closed with this store
      * @param nodeTimeout how long to wait for a node before counting it as failed
      * @return the store
-     * @throws IllegalArgumentException if there are fewer than 3 nodes or an even number of them,
-     *     the timeout is not positive, or two nodes are one server (the same {@code run_id} in
-     *     {@code INFO server}, whatever the addresses: it would count twice towards a majority);
-     *     the nodes are closed then
+     * @throws IllegalArgumentException as {@link #builder} and {@link Builder#build} do
      */
     public static RedlockLockStore of(List<RedisLockStore> nodes, Duration nodeTimeout) {
-        Objects.requireNonNull(nodes, "nodes");
-        checkNodeCount(nodes.size());
-        if (nodeTimeout == null || nodeTimeout.isNegative() || nodeTimeout.isZero()) {
-            throw new IllegalArgumentException("Redlock node timeout must be positive, got " + nodeTimeout);
+        return builder(nodes).nodeTimeout(nodeTimeout).build();
+    }
+
+    /** Builds a {@link RedlockLockStore}. Not thread-safe. */
+    public static final class Builder {
+        private final List<RedisLockStore> nodes;
+        private Duration nodeTimeout = DEFAULT_NODE_TIMEOUT;
+        private final List<Runnable> closers = new ArrayList<>();
+
+        private Builder(List<RedisLockStore> nodes) {
+            this.nodes = nodes;
         }
-        StringBuilder d = new StringBuilder("redlock over ").append(nodes.size()).append(" nodes [");
-        for (int i = 0; i < nodes.size(); i++) {
-            d.append(i > 0 ? ", " : "").append(nodes.get(i).description());
+
+        /**
+         * Sets how long to wait for a node before counting it as failed. Default 100 ms.
+         *
+         * @param nodeTimeout a positive duration
+         * @return this builder
+         * @throws IllegalArgumentException if it is null, zero or negative
+         */
+        public Builder nodeTimeout(Duration nodeTimeout) {
+            if (nodeTimeout == null || nodeTimeout.isNegative() || nodeTimeout.isZero()) {
+                throw new IllegalArgumentException("Redlock node timeout must be positive, got " + nodeTimeout);
+            }
+            this.nodeTimeout = nodeTimeout;
+            return this;
         }
-        RedlockLockStore store = new RedlockLockStore(nodes, nodeTimeout, d.append(']').toString());
-        store.connectAll();
-        try {
-            store.refuseOneServerTwice();
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
+
+        /** Runs {@code closer} after the nodes are closed (shared client resources of a URL store). */
+        Builder alsoClosing(Runnable closer) {
+            closers.add(closer);
+            return this;
         }
-        return store;
+
+        /**
+         * Builds the store: connects to every node up front, in parallel (a node that is down now is
+         * retried on use).
+         *
+         * @return the store
+         * @throws IllegalArgumentException if two nodes are one server (the same {@code run_id} in
+         *     {@code INFO server}, whatever the addresses: it would count twice towards a majority);
+         *     the nodes are closed then
+         */
+        public RedlockLockStore build() {
+            StringBuilder d = new StringBuilder("redlock over ").append(nodes.size()).append(" nodes [");
+            for (int i = 0; i < nodes.size(); i++) {
+                d.append(i > 0 ? ", " : "").append(nodes.get(i).description());
+            }
+            RedlockLockStore store = new RedlockLockStore(nodes, nodeTimeout, d.append(']').toString());
+            store.connectAll();
+            try {
+                store.refuseOneServerTwice();
+            } catch (RuntimeException e) {
+                store.close();
+                throw e;
+            }
+            store.closers.addAll(closers); // refused, the caller closes what it made itself
+            return store;
+        }
     }
 
     /**
@@ -264,12 +319,6 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
     @Override
     public boolean isClosed() {
         return pool.isShutdown();
-    }
-
-    /** Runs {@code closer} after the nodes are closed (shared client resources). */
-    RedlockLockStore alsoClosing(Runnable closer) {
-        closers.add(closer);
-        return this;
     }
 
     /** The answers of the nodes that answered in time, and how many did not. */

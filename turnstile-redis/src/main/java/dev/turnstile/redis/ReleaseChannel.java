@@ -3,6 +3,7 @@ package dev.turnstile.redis;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.util.List;
@@ -99,7 +100,7 @@ final class ReleaseChannel {
             });
             StatefulRedisPubSubConnection<String, String> ps = pubSub;
             if (last[0] && ps != null && ps.isOpen()) {
-                ps.async().unsubscribe(channel);
+                RedisFuture<Void> unused = ps.async().unsubscribe(channel); // nothing waits for it
                 leaveQueue.accept(name);
             }
         };
@@ -108,7 +109,7 @@ final class ReleaseChannel {
     /** Closes the pub/sub connection; a later {@link #watch} is refused by the store before it gets here. */
     synchronized void close() {
         closed = true;
-        RedisLockStore.closeConnection(pubSub);
+        ScriptRunner.closeConnection(pubSub);
     }
 
     private StatefulRedisPubSubConnection<String, String> connection() {

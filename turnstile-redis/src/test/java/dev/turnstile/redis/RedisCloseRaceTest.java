@@ -12,11 +12,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * close() racing the first command on another thread. commands() checks 'closed' before it
- * enters synchronized(this), and does not check it again inside: a close() that runs in between
- * (it is synchronized on the same monitor since today) is followed by the other thread opening
- * the command connection of a closed store, which nobody closes (the client is the caller's),
- * and by a lock granted by a closed store.
+ * close() racing the first command on another thread. The command connection is opened under
+ * the monitor of the store's ScriptRunner, which close() also takes (to close that connection)
+ * after it has marked the store closed. Had the opening not checked 'closed' again under that
+ * monitor, a close() that ran between the first check and the opening would be followed by the
+ * other thread opening the command connection of a closed store, which nobody closes (the client
+ * is the caller's), and by a lock granted by a closed store.
  */
 class RedisCloseRaceTest {
 
@@ -29,7 +30,7 @@ class RedisCloseRaceTest {
             long before = clients(raw);
             CompletableFuture<Object> acquire;
             Thread[] worker = new Thread[1];
-            synchronized (store) {                     // the monitor commands() and close() share
+            synchronized (store.scripts()) {           // the monitor the opening and close() share
                 acquire = CompletableFuture.supplyAsync(() -> {
                     worker[0] = Thread.currentThread();
                     try {

@@ -228,7 +228,7 @@ final class LockedMethod {
         return b.append(')').toString();
     }
 
-    /** @return the method as messages name it, e.g. {@code com.acme.Jobs.report()} */
+    /** {@return the method as messages name it, e.g. {@code com.acme.Jobs.report()}} */
     String where() {
         return where;
     }

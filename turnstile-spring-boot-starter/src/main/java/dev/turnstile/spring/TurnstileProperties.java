@@ -29,47 +29,55 @@ public class TurnstileProperties {
 
     private final Shutdown shutdown = new Shutdown();
 
-    /** @return whether auto-configuration is on */
+    /** {@return whether auto-configuration is on} */
     public boolean isEnabled() {
         return enabled;
     }
 
-    /** @param enabled whether auto-configuration is on */
+    /**
+     * Sets whether auto-configuration is on.
+     *
+     * @param enabled whether auto-configuration is on
+     */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
     }
 
-    /** @return the owner, or null for the default */
+    /** {@return the owner, or null for the default} */
     public String getOwner() {
         return owner;
     }
 
-    /** @param owner the owner, or null for the default */
+    /**
+     * Sets the owner, or null for the default.
+     *
+     * @param owner the owner, or null for the default
+     */
     public void setOwner(String owner) {
         this.owner = owner;
     }
 
-    /** @return the store settings */
+    /** {@return the store settings} */
     public Store getStore() {
         return store;
     }
 
-    /** @return the settings of a store built over the application's DataSource */
+    /** {@return the settings of a store built over the application's DataSource} */
     public Jdbc getJdbc() {
         return jdbc;
     }
 
-    /** @return the settings of a store built over the application's Redis connection */
+    /** {@return the settings of a store built over the application's Redis connection} */
     public Redis getRedis() {
         return redis;
     }
 
-    /** @return the application-wide defaults of {@link TurnstileLock} methods */
+    /** {@return the application-wide defaults of {@link TurnstileLock} methods} */
     public Defaults getDefaults() {
         return defaults;
     }
 
-    /** @return the shutdown settings */
+    /** {@return the shutdown settings} */
     public Shutdown getShutdown() {
         return shutdown;
     }
@@ -124,22 +132,30 @@ public class TurnstileProperties {
          */
         private Boolean failFast;
 
-        /** @return the URL, or null */
+        /** {@return the URL, or null} */
         public String getUrl() {
             return url;
         }
 
-        /** @param url the URL */
+        /**
+         * Sets the URL.
+         *
+         * @param url the URL
+         */
         public void setUrl(String url) {
             this.url = url;
         }
 
-        /** @return whether a store that cannot be used fails the start-up, or null for the default rule */
+        /** {@return whether a store that cannot be used fails the start-up, or null for the default rule} */
         public Boolean getFailFast() {
             return failFast;
         }
 
-        /** @param failFast whether a store that cannot be used fails the start-up (null: the default rule) */
+        /**
+         * Sets whether a store that cannot be used fails the start-up (null: the default rule).
+         *
+         * @param failFast whether a store that cannot be used fails the start-up (null: the default rule)
+         */
         public void setFailFast(Boolean failFast) {
             this.failFast = failFast;
         }
@@ -169,37 +185,49 @@ public class TurnstileProperties {
         /** Turnstile's own Flyway migrations of the lock table. */
         private final Flyway flyway = new Flyway();
 
-        /** @return the Flyway settings */
+        /** {@return the Flyway settings} */
         public Flyway getFlyway() {
             return flyway;
         }
 
-        /** @return whether to listen for forced releases, or null for the pool-size rule */
+        /** {@return whether to listen for forced releases, or null for the pool-size rule} */
         public Boolean getNotifyForcedReleases() {
             return notifyForcedReleases;
         }
 
-        /** @param notifyForcedReleases whether to listen for forced releases (null: the pool-size rule) */
+        /**
+         * Sets whether to listen for forced releases (null: the pool-size rule).
+         *
+         * @param notifyForcedReleases whether to listen for forced releases (null: the pool-size rule)
+         */
         public void setNotifyForcedReleases(Boolean notifyForcedReleases) {
             this.notifyForcedReleases = notifyForcedReleases;
         }
 
-        /** @return the table name */
+        /** {@return the table name} */
         public String getTable() {
             return table;
         }
 
-        /** @param table the table name */
+        /**
+         * Sets the table name.
+         *
+         * @param table the table name
+         */
         public void setTable(String table) {
             this.table = table;
         }
 
-        /** @return whether to create the table */
+        /** {@return whether to create the table} */
         public boolean isCreateTable() {
             return createTable;
         }
 
-        /** @param createTable whether to create the table */
+        /**
+         * Sets whether to create the table.
+         *
+         * @param createTable whether to create the table
+         */
         public void setCreateTable(boolean createTable) {
             this.createTable = createTable;
         }
@@ -222,22 +250,30 @@ public class TurnstileProperties {
         /** Schema-history table of Turnstile's migrations, apart from the application's own. */
         private String historyTable = "turnstile_schema_history";
 
-        /** @return whether to run the migrations */
+        /** {@return whether to run the migrations} */
         public boolean isEnabled() {
             return enabled;
         }
 
-        /** @param enabled whether to run the migrations */
+        /**
+         * Sets whether to run the migrations.
+         *
+         * @param enabled whether to run the migrations
+         */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
         }
 
-        /** @return the schema-history table */
+        /** {@return the schema-history table} */
         public String getHistoryTable() {
             return historyTable;
         }
 
-        /** @param historyTable the schema-history table */
+        /**
+         * Sets the schema-history table.
+         *
+         * @param historyTable the schema-history table
+         */
         public void setHistoryTable(String historyTable) {
             this.historyTable = historyTable;
         }
@@ -249,12 +285,16 @@ public class TurnstileProperties {
         /** Prefix of every key the store writes. */
         private String keyPrefix = "turnstile:";
 
-        /** @return the key prefix */
+        /** {@return the key prefix} */
         public String getKeyPrefix() {
             return keyPrefix;
         }
 
-        /** @param keyPrefix the key prefix */
+        /**
+         * Sets the key prefix.
+         *
+         * @param keyPrefix the key prefix
+         */
         public void setKeyPrefix(String keyPrefix) {
             this.keyPrefix = keyPrefix;
         }
@@ -278,12 +318,14 @@ public class TurnstileProperties {
          */
         private StoreFailurePolicy onStoreUnavailable = StoreFailurePolicy.SKIP_AND_LOG;
 
-        /** @return the default TTL */
+        /** {@return the default TTL} */
         public Duration getLockAtMostFor() {
             return lockAtMostFor;
         }
 
         /**
+         * Sets the default TTL.
+         *
          * @param lockAtMostFor the default TTL, 10ms to 366d
          * @throws IllegalArgumentException outside that range, naming the property
          */
@@ -292,12 +334,14 @@ public class TurnstileProperties {
                     Duration.ofDays(366));
         }
 
-        /** @return the default minimum hold */
+        /** {@return the default minimum hold} */
         public Duration getLockAtLeastFor() {
             return lockAtLeastFor;
         }
 
         /**
+         * Sets the default minimum hold.
+         *
          * @param lockAtLeastFor the default minimum hold, 0s to 366d
          * @throws IllegalArgumentException outside that range, naming the property
          */
@@ -306,22 +350,30 @@ public class TurnstileProperties {
                     Duration.ofDays(366));
         }
 
-        /** @return whether leases are kept alive */
+        /** {@return whether leases are kept alive} */
         public boolean isKeepAlive() {
             return keepAlive;
         }
 
-        /** @param keepAlive whether leases are kept alive */
+        /**
+         * Sets whether leases are kept alive.
+         *
+         * @param keepAlive whether leases are kept alive
+         */
         public void setKeepAlive(boolean keepAlive) {
             this.keepAlive = keepAlive;
         }
 
-        /** @return the store-failure policy */
+        /** {@return the store-failure policy} */
         public StoreFailurePolicy getOnStoreUnavailable() {
             return onStoreUnavailable;
         }
 
-        /** @param onStoreUnavailable the store-failure policy */
+        /**
+         * Sets the store-failure policy.
+         *
+         * @param onStoreUnavailable the store-failure policy
+         */
         public void setOnStoreUnavailable(StoreFailurePolicy onStoreUnavailable) {
             this.onStoreUnavailable = onStoreUnavailable;
         }
@@ -337,12 +389,14 @@ public class TurnstileProperties {
          */
         private Duration awaitRunning = Duration.ofSeconds(10);
 
-        /** @return the wait */
+        /** {@return the wait} */
         public Duration getAwaitRunning() {
             return awaitRunning;
         }
 
         /**
+         * Sets the wait.
+         *
          * @param awaitRunning the wait, 0s to 1d
          * @throws IllegalArgumentException outside that range, naming the property (a negative wait
          *     would release running methods' leases at once, so another instance could start them)

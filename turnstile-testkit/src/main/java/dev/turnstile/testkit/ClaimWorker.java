@@ -152,7 +152,7 @@ public final class ClaimWorker {
         long killedAt = System.nanoTime();
         holder.destroyForcibly(); // SIGKILL
         assertThat(holder.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        long heldVersion = Long.parseLong(line.split(" ")[2]);
+        long heldVersion = Long.parseLong(line.split(" ", -1)[2]);
         ClaimFilter first = ClaimFilter.where("phase", PHASES.get(0));
         assertThat(claimer.claimNext(first)).as("still claimed right after the kill").isEmpty();
         long timeoutNanos = claimer.lockTimeout().toNanos();

@@ -80,7 +80,7 @@ public final class ClockStepHolder implements AutoCloseable {
      *
      * @param url the store URL the child opens (the child's class path is this JVM's)
      * @param name the lock name
-     * @param ttl the lease's {@code lockAtMostFor}
+     * @param ttl the lease's maximum hold
      * @param lockAtLeastFor the lease's {@code lockAtLeastFor}
      * @param dir a directory for the clock file and the child's stderr log
      * @return the running holder
@@ -193,10 +193,14 @@ public final class ClockStepHolder implements AutoCloseable {
         }
     }
 
-    /** Kills the child if it is still running. */
+    /** Kills the child if it is still running, and waits up to 10 s for it to go (the interrupt flag is kept). */
     @Override
-    public void close() throws InterruptedException {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    public void close() {
+        try {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

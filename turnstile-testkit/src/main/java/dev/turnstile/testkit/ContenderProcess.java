@@ -44,7 +44,7 @@ public final class ContenderProcess {
         try (LockStore store = LockStores.open(url);
                 Turnstile turnstile = Turnstile.builder(store).build()) {
             for (int i = 0; i < iterations; i++) {
-                Optional<Lease> lease = turnstile.acquire(name, options, Duration.ofSeconds(120));
+                Optional<Lease> lease = turnstile.acquire(name, options, Duration.ofMinutes(2));
                 if (lease.isEmpty()) {
                     System.exit(4);
                 }

@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -29,7 +31,9 @@ final class HoldMarkers {
     /** How many lock names one periodic sweep looks at, so that a sweep's cost stays bounded. */
     static final int SWEEP_BATCH = 100;
 
-    private final ZooKeeperLockStore store;
+    private final LockNodes nodes;
+    private final SessionGuard session;
+    private final BooleanSupplier closed;
     private final CuratorFramework client;
     private final String base;
     /** Its own thread, so that this I/O never delays the session heartbeat. */
@@ -38,14 +42,17 @@ final class HoldMarkers {
     /** Where the next periodic sweep starts among the lock names (guarded by the sweep thread). */
     private int sweepCursor;
 
-    HoldMarkers(ZooKeeperLockStore store, CuratorFramework client, String base, ScheduledExecutorService thread,
-            long sweepIntervalMs) {
-        this.store = store;
+    HoldMarkers(LockNodes nodes, SessionGuard session, BooleanSupplier closed, CuratorFramework client,
+            ScheduledExecutorService thread, long sweepIntervalMs) {
+        this.nodes = nodes;
+        this.session = session;
+        this.closed = closed;
         this.client = client;
-        this.base = base;
+        this.base = nodes.base();
         this.thread = thread;
         this.sweepIntervalMs = sweepIntervalMs;
-        thread.scheduleWithFixedDelay(this::sweep, sweepIntervalMs, sweepIntervalMs, TimeUnit.MILLISECONDS);
+        // runs until the store shuts its thread down
+        ScheduledFuture<?> unused = thread.scheduleWithFixedDelay(this::sweep, sweepIntervalMs, sweepIntervalMs, TimeUnit.MILLISECONDS);
     }
 
     /** Removes the marker of the lease with fence {@code fence} under {@code parent} once its hold has ended, in about {@code inMs}. */
@@ -55,26 +62,26 @@ final class HoldMarkers {
 
     private void schedule(String parent, long fence, long inMs, int attempt) {
         try {
-            thread.schedule(() -> end(parent, fence, attempt), Math.max(0, inMs) + 20, TimeUnit.MILLISECONDS);
+            ScheduledFuture<?> unused = thread.schedule(() -> end(parent, fence, attempt), Math.max(0, inMs) + 20, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
             // the store is closing: another store's sweep removes the marker
         }
     }
 
     private void end(String parent, long fence, int attempt) {
-        if (store.isClosed()) {
+        if (closed.getAsBoolean()) {
             return;
         }
-        String hold = parent + "/" + ZooKeeperLockStore.HOLD;
+        String hold = parent + "/" + LockNodes.HOLD;
         try {
             Stat stat = new Stat();
             NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(hold));
             if (data.fence() == null || data.fence() != fence || data.untilMs() == null) {
                 return; // another lease's hold now: its own store (or the sweep) ends it
             }
-            long left = data.untilMs() - store.serverNow();
+            long left = data.untilMs() - nodes.serverNow();
             if (left > 0) {
-                if (attempt < ZooKeeperLockStore.MAX_RACES) {
+                if (attempt < LockNodes.MAX_RACES) {
                     schedule(parent, fence, left, attempt + 1); // the clocks' rates differ a little
                 }
                 return;
@@ -118,7 +125,7 @@ final class HoldMarkers {
      * markers among them whose hold has ended by the server's clock, with the then empty parents.
      */
     void sweep() {
-        if (store.isClosed() || !store.isConnected()) {
+        if (closed.getAsBoolean() || !session.isConnected()) {
             return;
         }
         try {
@@ -131,9 +138,9 @@ final class HoldMarkers {
             int count = Math.min(SWEEP_BATCH, names.size());
             sweepCursor = from + count;
             long now = Long.MIN_VALUE;
-            for (int i = 0; i < count && !store.isClosed(); i++) {
+            for (int i = 0; i < count && !closed.getAsBoolean(); i++) {
                 String parent = base + "/locks/" + names.get((from + i) % names.size());
-                String hold = parent + "/" + ZooKeeperLockStore.HOLD;
+                String hold = parent + "/" + LockNodes.HOLD;
                 Stat stat = new Stat();
                 NodeData data;
                 try {
@@ -145,7 +152,7 @@ final class HoldMarkers {
                     continue; // not a marker Turnstile wrote: not ours to judge
                 }
                 if (now == Long.MIN_VALUE) {
-                    now = store.serverNow();
+                    now = nodes.serverNow();
                 }
                 if (data.untilMs() <= now && deleteExpired(hold, stat)) {
                     deleteIfEmpty(parent);

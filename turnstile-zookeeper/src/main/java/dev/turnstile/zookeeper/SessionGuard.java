@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -63,7 +64,8 @@ final class SessionGuard {
         this.storeClosed = storeClosed;
         this.forgetNodes = forgetNodes;
         long beat = Math.max(50, sessionTimeoutMs() / 4);
-        thread.scheduleWithFixedDelay(this::prove, beat, beat, TimeUnit.MILLISECONDS);
+        // runs until the store shuts its thread down
+        ScheduledFuture<?> unused = thread.scheduleWithFixedDelay(this::prove, beat, beat, TimeUnit.MILLISECONDS);
     }
 
     /** Curator's connection state listener. */

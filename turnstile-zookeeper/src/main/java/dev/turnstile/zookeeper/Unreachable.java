@@ -44,6 +44,7 @@ final class Unreachable {
      * @param connect {@code host:port[,host:port…][/chroot]}
      * @return for example {@code "connection refused by 127.0.0.1:1, 127.0.0.1:2 (is ZooKeeper running there?)"}
      */
+    @SuppressWarnings("StringSplitter") // a trailing ',' names no server, as Curator reads it too
     static String diagnose(String connect) {
         int slash = connect.indexOf('/');
         String[] servers = (slash < 0 ? connect : connect.substring(0, slash)).split(",");

@@ -4,8 +4,8 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseWatch;
-import dev.turnstile.zookeeper.ZooKeeperLockStore.Created;
-import dev.turnstile.zookeeper.ZooKeeperLockStore.Found;
+import dev.turnstile.zookeeper.LeaseNodes.Found;
+import dev.turnstile.zookeeper.LockNodes.Created;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
@@ -34,7 +35,8 @@ import org.slf4j.LoggerFactory;
 final class WaitingLine {
     private static final Logger log = LoggerFactory.getLogger(WaitingLine.class);
 
-    private final ZooKeeperLockStore store;
+    private final LockNodes nodes;
+    private final LeaseNodes leases;
     private final CuratorFramework client;
     private final SessionGuard session;
     private final ScheduledExecutorService watchThread;
@@ -46,15 +48,17 @@ final class WaitingLine {
     private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
     private final AtomicLong wakeUps = new AtomicLong();
 
-    WaitingLine(ZooKeeperLockStore store, CuratorFramework client, SessionGuard session, ScheduledExecutorService watchThread,
-            long queueTimeoutMs) {
-        this.store = store;
+    WaitingLine(LockNodes nodes, LeaseNodes leases, CuratorFramework client, SessionGuard session,
+            ScheduledExecutorService watchThread, long queueTimeoutMs) {
+        this.nodes = nodes;
+        this.leases = leases;
         this.client = client;
         this.session = session;
         this.watchThread = watchThread;
         this.queueTimeoutMs = queueTimeoutMs;
         long touch = Math.max(10, queueTimeoutMs / 3);
-        watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
+        // runs until the store shuts its thread down
+        ScheduledFuture<?> unused = watchThread.scheduleWithFixedDelay(this::touchPlaces, touch, touch, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -86,7 +90,7 @@ final class WaitingLine {
             this.name = name;
             this.parent = parent;
             this.path = c.path();
-            this.seq = ZooKeeperLockStore.sequence(c.path());
+            this.seq = LockNodes.sequence(c.path());
             this.czxid = c.czxid();
             this.data = data;
             this.serverNow = c.ctime();
@@ -153,7 +157,7 @@ final class WaitingLine {
 
     /** One try of a waiting acquire: takes or keeps its place in line, and promotes it if nothing unexpired is ahead. */
     Optional<Grant> waitInLine(AcquireRequest r) {
-        String parent = store.lockPath(r.name());
+        String parent = nodes.lockPath(r.name());
         long ttlMs = Math.max(1, r.ttl().toMillis());
         try {
             for (int round = 0; round < 2; round++) {
@@ -161,7 +165,7 @@ final class WaitingLine {
                 if (p == null || !p.parent.equals(parent)) {
                     NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
                     long t0 = System.nanoTime();
-                    Created c = store.create(parent, r.token(), data.bytes());
+                    Created c = nodes.create(parent, r.token(), data.bytes());
                     session.contacted(t0);
                     p = new Place(r.name(), parent, c, data);
                     places.put(r.token(), p);
@@ -172,7 +176,7 @@ final class WaitingLine {
                 p.lastTry = System.nanoTime();
                 long[] blocker = {Long.MIN_VALUE};
                 String mine = p.path.substring(parent.length() + 1);
-                String before = store.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                String before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
                 if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
                     // The node in front may have expired since this place last heard the server's
                     // time: touch the place for a fresh one, and look again.
@@ -180,7 +184,7 @@ final class WaitingLine {
                         drop(r.token(), p);
                         continue;
                     }
-                    before = store.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                    before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
                 }
                 if (before == null) {
                     return promote(p, r, ttlMs);
@@ -199,7 +203,7 @@ final class WaitingLine {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw store.failure("waiting in line for lock '" + r.name() + "'", e);
+            throw nodes.failure("waiting in line for lock '" + r.name() + "'", e);
         }
     }
 
@@ -223,7 +227,7 @@ final class WaitingLine {
             p.open = false;
             places.remove(r.token(), p);
         }
-        store.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
+        leases.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
         return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
                 Instant.ofEpochMilli(written.getMtime() + ttlMs)));
     }
@@ -240,7 +244,7 @@ final class WaitingLine {
             p.open = false;
         }
         places.remove(token, p);
-        store.deleteQuietly(p.path, p.name);
+        nodes.deleteQuietly(p.path, p.name);
     }
 
     /** Leaves the line: the waiter with {@code token} stopped waiting. */
@@ -281,6 +285,7 @@ final class WaitingLine {
      * the line up for a queue timeout, so they are deleted, in the background (Curator retries a
      * guaranteed delete until it is done; a close never waits for the server).
      */
+    @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a ConcurrentHashMap's iterator allows it
     void leaveAll() {
         for (Map.Entry<String, Place> e : places.entrySet()) {
             Place p = e.getValue();

@@ -149,7 +149,7 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
         CuratorFramework client = cb.build();
         try {
             b = ZooKeeperLockStore.builder(client).basePath(p.basePath()).sessionTimeout(p.sessionTimeout())
-                    .queueTimeout(p.queueTimeout()).ownsClient(p.description() + " (base " + p.basePath() + ")");
+                    .queueTimeout(p.queueTimeout()).owningClient().description(p.description() + " (base " + p.basePath() + ")");
             return b.build();
         } catch (RuntimeException e) {
             client.close();

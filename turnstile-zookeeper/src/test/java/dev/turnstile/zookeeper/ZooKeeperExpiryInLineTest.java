@@ -79,8 +79,8 @@ class ZooKeeperExpiryInLineTest {
             }
         }
         assertThat(got).as("the late waiter, within 5 s of the release").isPresent();
-        assertThat(shared.getChildren().forPath("/atk-expiry/locks/" + ZooKeeperLockStore.encode(name)))
-                .noneMatch(child -> child.startsWith(ZooKeeperLockStore.nodePrefix("e")));
+        assertThat(shared.getChildren().forPath("/atk-expiry/locks/" + LockNodes.encode(name)))
+                .noneMatch(child -> child.startsWith(LockNodes.nodePrefix("e")));
     }
 
     @Test

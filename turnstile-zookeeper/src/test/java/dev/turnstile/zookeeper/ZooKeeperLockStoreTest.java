@@ -54,7 +54,7 @@ class ZooKeeperLockStoreTest {
             long second = store.tryAcquire(new AcquireRequest(name, "me", "t2", Duration.ofSeconds(30))).orElseThrow().fence();
             List<String> children = c.getChildren().forPath(parent);
             assertThat(children).hasSize(1);
-            assertThat(ZooKeeperLockStore.sequence(children.get(0))).as("the sequence restarted").isZero();
+            assertThat(LockNodes.sequence(children.get(0))).as("the sequence restarted").isZero();
             assertThat(second).isGreaterThan(first);
         }
     }
@@ -65,7 +65,7 @@ class ZooKeeperLockStoreTest {
                 Turnstile t = Turnstile.builder(store).owner("billing-7").build()) {
             String name = "nightly report/" + UUID.randomUUID().toString().substring(0, 6);
             Lease lease = t.tryAcquire(name, LockOptions.lockAtMostFor(Duration.ofSeconds(30))).orElseThrow();
-            String parent = "/turnstile/locks/" + ZooKeeperLockStore.encode(name);
+            String parent = "/turnstile/locks/" + LockNodes.encode(name);
             assertThat(parent).as("one node per name, percent-encoded").doesNotContain(" ").endsWith("%2F" + name.substring(name.length() - 6));
             List<String> children = c.getChildren().forPath(parent);
             assertThat(children).hasSize(1);
@@ -112,7 +112,7 @@ class ZooKeeperLockStoreTest {
                     });
             try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(racing).build()) {
                 String name = unique("stale-hold");
-                String hold = store.lockPath(name) + "/" + ZooKeeperLockStore.HOLD;
+                String hold = store.lockPath(name) + "/" + LockNodes.HOLD;
                 store.tryAcquire(new AcquireRequest(name, "me", "t1", Duration.ofSeconds(30))).orElseThrow();
                 assertThat(store.release(name, "t1", Duration.ofMillis(100))).isTrue();
                 byte[] expired = real.getData().forPath(hold);
@@ -125,7 +125,7 @@ class ZooKeeperLockStoreTest {
                 assertThat(store.release(name, "t2", Duration.ofSeconds(5))).as("released").isTrue();
                 assertThat(removeFirst.get()).as("the race was played").isNull();
                 assertThat(real.getChildren().forPath(store.lockPath(name))).as("the lease node swapped for a new marker")
-                        .containsExactly(ZooKeeperLockStore.HOLD);
+                        .containsExactly(LockNodes.HOLD);
                 assertThat(store.tryAcquire(new AcquireRequest(name, "you", "u1", Duration.ofSeconds(30))))
                         .as("held until lockAtLeastFor ends").isEmpty();
             }
@@ -235,7 +235,7 @@ class ZooKeeperLockStoreTest {
             maker.tryAcquire(new AcquireRequest("long", "me", "t1", Duration.ofSeconds(30))).orElseThrow();
             assertThat(maker.release("long", "t1", Duration.ofSeconds(20))).isTrue();
             Thread.sleep(600);
-            assertThat(c.checkExists().forPath(maker.lockPath("long") + "/" + ZooKeeperLockStore.HOLD)).as("still on").isNotNull();
+            assertThat(c.checkExists().forPath(maker.lockPath("long") + "/" + LockNodes.HOLD)).as("still on").isNotNull();
             assertThat(sweeper.tryAcquire(new AcquireRequest("long", "you", "u1", Duration.ofSeconds(30)))).isEmpty();
         }
     }
@@ -258,7 +258,7 @@ class ZooKeeperLockStoreTest {
             c.getData().storingStatIn(promoted).forPath(holder.lockPath(name) + "/" + node);
             // A store that does not know the node (another process with the token) finds it by a scan.
             assertThat(other.release(name, "b1", Duration.ofSeconds(10))).isTrue();
-            JsonNode marker = new ObjectMapper().readTree(c.getData().forPath(holder.lockPath(name) + "/" + ZooKeeperLockStore.HOLD));
+            JsonNode marker = new ObjectMapper().readTree(c.getData().forPath(holder.lockPath(name) + "/" + LockNodes.HOLD));
             assertThat(marker.get("acquired_at_ms").asLong()).as("the lease started at its promotion")
                     .isGreaterThanOrEqualTo(promoted.getCtime() + 900).isLessThanOrEqualTo(promoted.getMtime());
             assertThat(marker.get("until_ms").asLong()).isEqualTo(marker.get("acquired_at_ms").asLong() + 10_000);
@@ -471,6 +471,21 @@ class ZooKeeperLockStoreTest {
         try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1").namespace("zookeeper2")
                 .retryPolicy(new RetryNTimes(0, 10)).build()) {
             ZooKeeperLockStore.builder(c).build().close();
+        }
+    }
+
+    @Test
+    void theBuilderTakesADescriptionAndRefusesANullOne() {
+        try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1")
+                .retryPolicy(new RetryNTimes(0, 10)).build()) {
+            assertThatThrownBy(() -> ZooKeeperLockStore.builder(c).description(null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("description is null");
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).description("zk-main").build()) {
+                assertThat(store.description()).isEqualTo("zk-main");
+            }
+            try (ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).build()) {
+                assertThat(store.description()).isEqualTo("zookeeper (127.0.0.1:1, /turnstile)");
+            }
         }
     }
 

@@ -173,7 +173,7 @@ class ZooKeeperWaitingLineTest {
         String parent = waiter.lockPath(name);
         List<String> children = nodes(raw, parent);
         assertThat(children).hasSize(2);
-        String place = children.stream().filter(c -> c.startsWith(ZooKeeperLockStore.nodePrefix("w"))).findFirst().orElseThrow();
+        String place = children.stream().filter(c -> c.startsWith(LockNodes.nodePrefix("w"))).findFirst().orElseThrow();
         assertThat(new ObjectMapper().readTree(raw.getData().forPath(parent + "/" + place)).get("queued").asBoolean()).isTrue();
         // A second try with the same token keeps the same place.
         assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();

@@ -17,32 +17,44 @@ public class TurnstileMicrometerProperties {
     /** Whether to wrap each locked job run in an Observation named turnstile.job. */
     private boolean observation = true;
 
-    /** @return whether Turnstile's meters are registered */
+    /** {@return whether Turnstile's meters are registered} */
     public boolean isEnabled() {
         return enabled;
     }
 
-    /** @param enabled whether Turnstile's meters are registered */
+    /**
+     * Sets whether Turnstile's meters are registered.
+     *
+     * @param enabled whether Turnstile's meters are registered
+     */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
     }
 
-    /** @return whether meters and observations carry the lock name */
+    /** {@return whether meters and observations carry the lock name} */
     public boolean isLockNameTag() {
         return lockNameTag;
     }
 
-    /** @param lockNameTag whether meters and observations carry the lock name */
+    /**
+     * Sets whether meters and observations carry the lock name.
+     *
+     * @param lockNameTag whether meters and observations carry the lock name
+     */
     public void setLockNameTag(boolean lockNameTag) {
         this.lockNameTag = lockNameTag;
     }
 
-    /** @return whether each locked job run is observed */
+    /** {@return whether each locked job run is observed} */
     public boolean isObservation() {
         return observation;
     }
 
-    /** @param observation whether each locked job run is observed */
+    /**
+     * Sets whether each locked job run is observed.
+     *
+     * @param observation whether each locked job run is observed
+     */
     public void setObservation(boolean observation) {
         this.observation = observation;
     }

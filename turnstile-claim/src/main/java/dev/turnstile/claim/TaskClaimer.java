@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Claims tasks from a table (or collection) that many instances work at once, each task by one
@@ -40,7 +41,7 @@ public final class TaskClaimer implements AutoCloseable {
     private final ClaimStore store;
     private final Duration lockTimeout;
     private final Duration relockFloor;
-    private final Duration keepAlive;
+    private final @Nullable Duration keepAlive;
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
     private volatile boolean closed;
@@ -157,11 +158,17 @@ public final class TaskClaimer implements AutoCloseable {
         workers.shutdown();
     }
 
-    Duration keepAlive() {
-        return keepAlive;
+    /** The keep-alive interval in nanoseconds; only claims of a claimer that has one arm a keep-alive. */
+    long keepAliveNanos() {
+        Duration k = keepAlive;
+        if (k == null) {
+            throw new IllegalStateException("this claimer has no keep-alive interval");
+        }
+        return k.toNanos();
     }
 
-    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    /** Runs {@code task} on the worker pool after {@code delayNanos}; null once the claimer is closed. */
+    @Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
         if (timer.isShutdown()) {
             return null;
         }
@@ -204,8 +211,8 @@ public final class TaskClaimer implements AutoCloseable {
         private static final Duration MAX = Duration.ofDays(366);
         private final ClaimStore store;
         private Duration lockTimeout = Duration.ofMinutes(1);
-        private Duration relockFloor;
-        private Duration keepAlive;
+        private @Nullable Duration relockFloor;
+        private @Nullable Duration keepAlive;
 
         private Builder(ClaimStore store) {
             this.store = store;

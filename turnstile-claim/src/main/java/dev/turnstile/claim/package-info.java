@@ -8,5 +8,10 @@
  * that stalled past the lock timeout cannot overwrite the work of the one that claimed the task
  * after it. Stores implement {@link dev.turnstile.claim.ClaimStore}: nothing here is specific to
  * SQL.
+ *
+ * <p>Nothing here is null unless marked {@code @Nullable} (JSpecify; checked by NullAway in the build).
  */
+@NullMarked
 package dev.turnstile.claim;
+
+import org.jspecify.annotations.NullMarked;

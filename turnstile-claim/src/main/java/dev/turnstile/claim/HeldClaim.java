@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,11 +47,11 @@ final class HeldClaim implements Claim {
     private final ReentrantLock storeCalls = new ReentrantLock();
     private volatile long deadlineNanos; // written under this
     private volatile State state = State.HELD; // written under this
-    private String endedBy; // guarded by this
-    private ClaimLoss loss; // guarded by this
+    private @Nullable String endedBy; // guarded by this
+    private @Nullable ClaimLoss loss; // guarded by this
     private boolean deadlineWatched; // guarded by this
-    private ScheduledFuture<?> deadlineCheck; // guarded by this
-    private ScheduledFuture<?> keepAlive; // guarded by this
+    private @Nullable ScheduledFuture<?> deadlineCheck; // guarded by this
+    private @Nullable ScheduledFuture<?> keepAlive; // guarded by this
 
     HeldClaim(TaskClaimer claimer, ClaimedRow row, long startNanos) {
         this.claimer = claimer;
@@ -237,7 +238,7 @@ final class HeldClaim implements Claim {
     }
 
     synchronized void armKeepAlive() {
-        keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAlive().toNanos());
+        keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAliveNanos());
         deadlineWatched = true;
         armDeadlineCheck();
     }
@@ -259,7 +260,7 @@ final class HeldClaim implements Claim {
         }
         synchronized (this) {
             if (state == State.HELD) {
-                keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAlive().toNanos());
+                keepAlive = claimer.schedule(this::keepAliveTick, claimer.keepAliveNanos());
             }
         }
     }
@@ -290,7 +291,7 @@ final class HeldClaim implements Claim {
 
     /** The deadline passed: reported once, and the claim is never held again. */
     private void expire() {
-        ClaimLoss reported;
+        @Nullable ClaimLoss reported;
         synchronized (this) {
             if (state != State.HELD || System.nanoTime() - deadlineNanos < 0) {
                 return;
@@ -304,7 +305,7 @@ final class HeldClaim implements Claim {
 
     /** A guarded write was refused: nothing more is tried. */
     private void markLost(String reason) {
-        ClaimLoss reported;
+        @Nullable ClaimLoss reported;
         synchronized (this) {
             if (state == State.ENDED) {
                 return;
@@ -317,7 +318,7 @@ final class HeldClaim implements Claim {
     }
 
     /** Caller holds this. The loss to report, or null if one was already reported. */
-    private ClaimLoss firstLoss(String reason) {
+    private @Nullable ClaimLoss firstLoss(String reason) {
         if (loss != null) {
             return null;
         }
@@ -326,7 +327,7 @@ final class HeldClaim implements Claim {
     }
 
     /** Outside the monitor; completes on the claimer's worker pool, so callbacks never run under a caller's call. */
-    private void notifyLost(ClaimLoss reported) {
+    private void notifyLost(@Nullable ClaimLoss reported) {
         if (reported == null) {
             return;
         }

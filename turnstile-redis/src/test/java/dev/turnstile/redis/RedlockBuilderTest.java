@@ -1,0 +1,68 @@
+package dev.turnstile.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Redlock is built as every store is: {@code builder(nodes)}, options, {@code build()}; bad input names the fix. */
+class RedlockBuilderTest {
+    private RedisClient client;
+    private final List<RedisLockStore> made = new ArrayList<>();
+
+    @BeforeEach
+    void client() {
+        client = RedisClient.create(RedisServers.STANDALONE);
+    }
+
+    @AfterEach
+    void close() {
+        made.forEach(RedisLockStore::close);
+        client.shutdown();
+    }
+
+    private List<RedisLockStore> nodes(int n) {
+        List<RedisLockStore> nodes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            RedisLockStore node = RedisLockStore.builder(client).description("node" + i).build();
+            nodes.add(node);
+            made.add(node);
+        }
+        return nodes;
+    }
+
+    @Test
+    void aNodeListThatCannotMakeAMajorityIsRefusedNamingTheFix() {
+        assertThatThrownBy(() -> RedlockLockStore.builder(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nodes is null");
+        assertThatThrownBy(() -> RedlockLockStore.builder(nodes(2))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("odd number of at least 3").hasMessageContaining("got 2");
+        assertThatThrownBy(() -> RedlockLockStore.builder(nodes(4))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("got 4").hasMessageContaining("add or drop one node");
+    }
+
+    @Test
+    void aNodeTimeoutThatIsNotPositiveIsRefused() {
+        RedlockLockStore.Builder b = RedlockLockStore.builder(nodes(3));
+        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1)}) {
+            assertThatThrownBy(() -> b.nodeTimeout(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("node timeout must be positive");
+        }
+    }
+
+    @Test
+    void theBuilderAndTheShortcutBuildTheSameStore() {
+        // the three nodes are one server here: the builder refuses that, as of() does
+        assertThatThrownBy(() -> RedlockLockStore.builder(nodes(3)).nodeTimeout(Duration.ofMillis(50)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same server");
+        assertThatThrownBy(() -> RedlockLockStore.of(nodes(3), Duration.ofMillis(50)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same server");
+        assertThat(made).allSatisfy(n -> assertThat(n.isClosed()).as("a refused Redlock closes its nodes").isTrue());
+    }
+}
