@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s nullglob
+reports=(*/target/site/jacoco/jacoco.csv examples/*/target/site/jacoco/jacoco.csv)
+if (( ${#reports[@]} == 0 )); then
+  echo "coverage: no JaCoCo report (run mvn verify first)"
+  exit 0
+fi
 # JaCoCo's CSV: GROUP,PACKAGE,CLASS,INSTRUCTION_MISSED,INSTRUCTION_COVERED,BRANCH_MISSED,BRANCH_COVERED,LINE_MISSED,LINE_COVERED,…
 awk -F, '
   FNR == 1 { module = FILENAME; sub(/\/target\/.*/, "", module); order[++n] = module; next }
@@ -16,5 +21,5 @@ awk -F, '
       printf "coverage: %-32s %7.1f%% %7d %7.1f%% %7d\n", m, pct(lc[m], lm[m]), lm[m] + lc[m], pct(bc[m], bm[m]), bm[m] + bc[m]
       tl += lm[m] + lc[m]; tlc += lc[m]; tb += bm[m] + bc[m]; tbc += bc[m]
     }
-    if (tl > 0) printf "coverage: %-32s %7.1f%% %7d %7.1f%% %7d\n", "all", 100 * tlc / tl, tl, tb > 0 ? 100 * tbc / tb : 0, tb
-  }' */target/site/jacoco/jacoco.csv examples/*/target/site/jacoco/jacoco.csv
+    if (tl > 0) printf "coverage: %-32s %7.1f%% %7d %7.1f%% %7d\n", "all", 100 * tlc / tl, tl, pct(tbc, tb - tbc), tb
+  }' "${reports[@]}"

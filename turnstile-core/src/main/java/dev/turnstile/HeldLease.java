@@ -15,6 +15,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,17 +49,18 @@ final class HeldLease implements Lease {
     private volatile long deadlineNanos;
     private volatile long confirmedNanos;
     private volatile Duration ttl;
-    private volatile ReleaseOutcome outcome;
-    private volatile LeaseLoss loss;
+    private volatile @Nullable ReleaseOutcome outcome;
+    /** Set before {@link #state} becomes LOST, so whoever sees LOST sees the loss. */
+    private volatile @Nullable LeaseLoss loss;
     /** Whether the store said others ended the lease (see {@link LeaseProof#ended}, {@link ReleaseOutcome#NOT_OWNER}). */
     private volatile boolean endedByOthers;
-    private ScheduledFuture<?> renewal; // guarded by this
-    private ScheduledFuture<?> deadlineCheck; // guarded by this
+    private @Nullable ScheduledFuture<?> renewal; // guarded by this
+    private @Nullable ScheduledFuture<?> deadlineCheck; // guarded by this
     private boolean deadlineWatched; // guarded by this
     /** The store's limit on the lease's proof (a suspended session), or {@link LeaseProof#NO_LIMIT}. */
     private volatile long proofLimitNanos = LeaseProof.NO_LIMIT; // written under this
-    private ReleaseWatch proofWatch; // guarded by this
-    private ReleaseWatch releaseWatch; // guarded by this
+    private @Nullable ReleaseWatch proofWatch; // guarded by this
+    private @Nullable ReleaseWatch releaseWatch; // guarded by this
     private final AtomicBoolean noticeCheckPending = new AtomicBoolean();
 
     HeldLease(Turnstile turnstile, LockStore store, LeaseKeeper keeper, String name, String owner, String token,
@@ -161,7 +163,7 @@ final class HeldLease implements Lease {
      * token ended by someone else. Notices can be spurious, so the store is asked (a renewal, which
      * refuses a lease that is gone); notices that come while a check is pending share it.
      */
-    private void releaseNoticed(String released) {
+    private void releaseNoticed(@Nullable String released) {
         if (state != State.HELD || (released != null && !released.equals(token))) {
             return;
         }
@@ -259,7 +261,9 @@ final class HeldLease implements Lease {
                 throw new IllegalStateException("lease on lock '" + name + "' was released; acquire it again");
             }
             if (!isHeld()) {
-                throw new LeaseLostException(loss);
+                // the loss as recorded; markLost gives it (or one) should it be read mid-markLost
+                LeaseLoss lost = loss;
+                throw new LeaseLostException(lost != null ? lost : markLost(deadlineReason()));
             }
             long t0 = System.nanoTime();
             boolean ok;
@@ -462,7 +466,7 @@ final class HeldLease implements Lease {
      *
      * @return null if the lease is held on, else its loss
      */
-    private LeaseLoss confirmed(long t0, Duration newTtl) {
+    private @Nullable LeaseLoss confirmed(long t0, Duration newTtl) {
         synchronized (this) {
             if (state == State.HELD && System.nanoTime() - deadlineNanos < 0) {
                 ttl = newTtl;
@@ -521,10 +525,10 @@ final class HeldLease implements Lease {
                 LeaseLoss earlier = this.loss;
                 return earlier != null ? earlier : new LeaseLoss(name, grant.fence(), reason, Instant.now());
             }
+            loss = new LeaseLoss(name, grant.fence(), reason, Instant.now());
+            this.loss = loss; // before the state: a reader that sees LOST sees the loss
             state = State.LOST;
             disarm();
-            loss = new LeaseLoss(name, grant.fence(), reason, Instant.now());
-            this.loss = loss;
         }
         log.warn("lease on lock '{}' (fence {}) is lost: {}", name, grant.fence(), reason);
         turnstile.forget(this);

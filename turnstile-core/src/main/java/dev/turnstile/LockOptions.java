@@ -3,6 +3,7 @@ package dev.turnstile;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to hold a lock: its time to live ({@code lockAtMostFor}), its minimum hold
@@ -23,9 +24,9 @@ public final class LockOptions {
     private final Duration lockAtMostFor;
     private final Duration lockAtLeastFor;
     private final boolean keepAlive;
-    private final Duration keepAliveInterval;
-    private final Consumer<LeaseLoss> onLost;
-    private final Object reentrancyContext;
+    private final @Nullable Duration keepAliveInterval;
+    private final @Nullable Consumer<LeaseLoss> onLost;
+    private final @Nullable Object reentrancyContext;
     private final boolean reentrantPerThread;
 
     private LockOptions(Builder b) {
@@ -107,7 +108,7 @@ public final class LockOptions {
     }
 
     /** The renewal interval set with {@link Builder#keepAlive(Duration)}, or null: then it is a third of the current TTL. */
-    Duration keepAliveIntervalIfSet() {
+    @Nullable Duration keepAliveIntervalIfSet() {
         return keepAliveInterval;
     }
 
@@ -163,9 +164,9 @@ public final class LockOptions {
         private Duration lockAtMostFor = Duration.ofSeconds(30);
         private Duration lockAtLeastFor = Duration.ZERO;
         private boolean keepAlive;
-        private Duration keepAliveInterval;
-        private Consumer<LeaseLoss> onLost;
-        private Object reentrancyContext;
+        private @Nullable Duration keepAliveInterval;
+        private @Nullable Consumer<LeaseLoss> onLost;
+        private @Nullable Object reentrancyContext;
         private boolean reentrantPerThread;
 
         private Builder() {}

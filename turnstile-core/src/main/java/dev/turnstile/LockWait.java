@@ -3,6 +3,7 @@ package dev.turnstile;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,11 +42,11 @@ final class LockWait {
     private final String token = Owners.newToken();
     private final WaitRooms.Seat seat;
     /** The release subscription: null until the lock was found busy (or one was open already). */
-    private ReleaseWatches.Handle watch;
+    private ReleaseWatches.@Nullable Handle watch;
     /** Whether a try went into the store's waiting line, which must then be left unless this wait won. */
     private boolean queued;
     /** The lease this wait got, or null. */
-    private Lease won;
+    private @Nullable Lease won;
 
     LockWait(Turnstile turnstile, String name, LockOptions options, Duration maxWait) {
         this.turnstile = turnstile;

@@ -3,6 +3,7 @@ package dev.turnstile;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One acquire of a re-entrant hold: every acquire by the same owner context gets its own view of
@@ -21,7 +22,7 @@ final class ReentrantLease implements Lease {
 
     private final Hold hold;
     private final Runnable onLastRelease;
-    private ReleaseOutcome outcome; // guarded by hold
+    private @Nullable ReleaseOutcome outcome; // guarded by hold
 
     ReentrantLease(Hold hold, Runnable onLastRelease) {
         this.hold = hold;
@@ -50,7 +51,7 @@ final class ReentrantLease implements Lease {
     }
 
     /** Only the outermost release uses {@code lockAtLeastFor}; null means the options' own. */
-    private ReleaseOutcome releaseView(Duration lockAtLeastFor) {
+    private ReleaseOutcome releaseView(@Nullable Duration lockAtLeastFor) {
         synchronized (hold) {
             if (outcome != null) {
                 return outcome;

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class ReleaseWatches {
 
     /** One name's subscription. Its fields are guarded by the entry itself. */
     private static final class Entry {
-        ReleaseWatch watch; // null until subscribed
+        @Nullable ReleaseWatch watch; // null until subscribed
         int users;
         /** When users last dropped to 0. */
         long idleSince;
@@ -93,7 +94,7 @@ final class ReleaseWatches {
      *
      * @return the handle, or null if there is none: call {@link #open} once the lock is busy
      */
-    Handle joinIfOpen(String name) {
+    @Nullable Handle joinIfOpen(String name) {
         Entry e = entries.get(name);
         if (e == null) {
             return null;

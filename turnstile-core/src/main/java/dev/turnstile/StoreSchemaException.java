@@ -1,5 +1,7 @@
 package dev.turnstile;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The store is reachable but not set up for Turnstile: for a SQL store, the lock or task table is
  * missing or has the wrong shape (a column missing or of the wrong type, a case-insensitive
@@ -18,7 +20,7 @@ public class StoreSchemaException extends TurnstileException {
      * @param message what is missing and how to create it
      * @param cause the driver's exception, or {@code null}
      */
-    public StoreSchemaException(String message, Throwable cause) {
+    public StoreSchemaException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,5 +1,7 @@
 package dev.turnstile;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The lock store could not be reached or failed to answer: connection refused, timeout, wrong
  * credentials, a database error. The outcome of the operation is unknown to the store's client;
@@ -14,7 +16,7 @@ public class StoreUnavailableException extends TurnstileException {
      * @param message what failed, with the store described without secrets
      * @param cause the driver's exception, or {@code null}
      */
-    public StoreUnavailableException(String message, Throwable cause) {
+    public StoreUnavailableException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -188,7 +189,7 @@ public final class Turnstile implements AutoCloseable {
      * @param token the token to ask with: a waiting acquire uses one for all its tries, so that a
      *     store that queues it keeps one place in line for it; null for a fresh one
      */
-    Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting, String token) {
+    Optional<Lease> tryAcquire(String name, LockOptions options, boolean waiting, @Nullable String token) {
         checkOpen();
         if (!options.reentrant()) {
             return Optional.ofNullable(acquireOnce(name, options, waiting, token));
@@ -356,7 +357,7 @@ public final class Turnstile implements AutoCloseable {
         keeper.close();
     }
 
-    private HeldLease acquireOnce(String name, LockOptions options, boolean waiting, String sharedToken) {
+    private @Nullable HeldLease acquireOnce(String name, LockOptions options, boolean waiting, @Nullable String sharedToken) {
         for (int attempt = 1; ; attempt++) {
             String token = sharedToken != null && attempt == 1 ? sharedToken : Owners.newToken();
             long start = System.nanoTime();
@@ -465,7 +466,7 @@ public final class Turnstile implements AutoCloseable {
         return closedStoreException(store, failed);
     }
 
-    static IllegalStateException closedStoreException(LockStore store, Throwable cause) {
+    static IllegalStateException closedStoreException(LockStore store, @Nullable Throwable cause) {
         return new IllegalStateException("the LockStore " + store.description() + " is closed: build a new one, and keep it "
                 + "open while a Turnstile uses it", cause);
     }
@@ -497,9 +498,9 @@ public final class Turnstile implements AutoCloseable {
      * @throws StoreUnavailableException if the store call failed (the caller may retry the release)
      */
     ReleaseResult endLease(String name, String token, Duration lockAtLeastFor) {
-        HandsOver handing = lockAtLeastFor.isZero() && !closed ? store.capability(HandsOver.class).orElse(null) : null;
-        WaitRooms.Seat taker = handing != null ? waitRooms.claimFirst(name) : null;
-        if (taker == null) {
+        @Nullable HandsOver handing = lockAtLeastFor.isZero() && !closed ? store.capability(HandsOver.class).orElse(null) : null;
+        WaitRooms.@Nullable Seat taker = handing != null ? waitRooms.claimFirst(name) : null;
+        if (handing == null || taker == null) { // (no hand-over store, no seat)
             ReleaseResult applied = store.releaseReporting(name, token, lockAtLeastFor);
             released(name, token, true);
             return applied;
@@ -552,7 +553,7 @@ public final class Turnstile implements AutoCloseable {
      * A release the store reports. This client's own releases already woke its waiters (and must
      * not end the courtesy that follows them), so their echoes are dropped.
      */
-    void storeReleased(String name, String token) {
+    void storeReleased(String name, @Nullable String token) {
         Released last = lastReleased.get(name);
         if (token == null || last == null || !token.equals(last.token())) {
             waitRooms.signal(name);
@@ -562,10 +563,10 @@ public final class Turnstile implements AutoCloseable {
     /** Builds a {@link Turnstile}. Not thread-safe. */
     public static final class Builder {
         private final LockStore store;
-        private String owner;
+        private @Nullable String owner;
         private Duration pollMin = Duration.ofMillis(2);
         private Duration pollMax = Duration.ofMillis(500);
-        private Duration courtesy;
+        private @Nullable Duration courtesy;
         private Duration watchLinger = WATCH_LINGER;
         private final List<TurnstileListener> listeners = new ArrayList<>();
 

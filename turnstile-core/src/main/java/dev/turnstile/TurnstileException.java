@@ -1,5 +1,7 @@
 package dev.turnstile;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Root of every exception Turnstile throws on purpose. Unchecked: a caller that cannot handle a
  * store failure should not be forced to write a catch block for it.
@@ -15,7 +17,7 @@ public abstract class TurnstileException extends RuntimeException {
      * @param message the message
      * @param cause the underlying failure, or {@code null}
      */
-    protected TurnstileException(String message, Throwable cause) {
+    protected TurnstileException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -3,6 +3,7 @@ package dev.turnstile;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * This process's waiters on each lock name. They stand in line: only the first asks the store, the
@@ -40,7 +41,7 @@ final class WaitRooms {
         // Guarded by room: a hand-over from a releasing thread of this client.
         private boolean waitingForRelease;
         private boolean offered;
-        private HeldLease handed;
+        private @Nullable HeldLease handed;
 
         private final WaitRooms rooms;
 
@@ -57,7 +58,7 @@ final class WaitRooms {
         }
 
         /** The lease a releasing thread handed over to this waiter during its last {@link #await}, if any (once). */
-        HeldLease takeHanded() {
+        @Nullable HeldLease takeHanded() {
             synchronized (room) {
                 HeldLease h = handed;
                 handed = null;
@@ -184,7 +185,7 @@ final class WaitRooms {
      *
      * @return the seat, or null if there is none to hand over to
      */
-    Seat claimFirst(String name) {
+    @Nullable Seat claimFirst(String name) {
         Room room = rooms.get(name);
         if (room == null) {
             return null;

@@ -4,6 +4,7 @@ import dev.turnstile.Lease;
 import dev.turnstile.LeaseLoss;
 import dev.turnstile.LeaseLostException;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A job running under its lock, as the job (and {@link JobInterceptor}s) see it: its name, its
@@ -26,7 +27,7 @@ public final class JobContext {
     private final Thread thread;
     private final boolean interruptOnLoss;
     private final JobContext outer;
-    private volatile LeaseLoss loss;
+    private volatile @Nullable LeaseLoss loss;
     private volatile boolean lostSeen;
     private boolean running = true; // guarded by this
     private boolean interrupted; // guarded by this

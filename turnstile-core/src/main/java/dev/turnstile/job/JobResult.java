@@ -3,6 +3,7 @@ package dev.turnstile.job;
 import dev.turnstile.StoreUnavailableException;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one locked run did: it ran (with the job's value, possibly {@code null}), or it was skipped
@@ -24,12 +25,13 @@ public final class JobResult<T> {
     }
 
     private final Status status;
-    private final T value;
+    private final @Nullable T value;
     private final long fence;
     private final boolean leaseLost;
-    private final StoreUnavailableException storeFailure;
+    private final @Nullable StoreUnavailableException storeFailure;
 
-    private JobResult(Status status, T value, long fence, boolean leaseLost, StoreUnavailableException storeFailure) {
+    private JobResult(Status status, @Nullable T value, long fence, boolean leaseLost,
+            @Nullable StoreUnavailableException storeFailure) {
         this.status = status;
         this.value = value;
         this.fence = fence;
@@ -37,7 +39,7 @@ public final class JobResult<T> {
         this.storeFailure = storeFailure;
     }
 
-    static <T> JobResult<T> ran(T value, long fence, boolean leaseLost) {
+    static <T> JobResult<T> ran(@Nullable T value, long fence, boolean leaseLost) {
         return new JobResult<>(Status.RAN, value, fence, leaseLost, null);
     }
 
@@ -82,7 +84,7 @@ public final class JobResult<T> {
      * @return what the job returned ({@code null} for a {@link Runnable}, or a job that returned null)
      * @throws IllegalStateException if the job did not run: check {@link #ran()} first
      */
-    public T value() {
+    public @Nullable T value() {
         if (status != Status.RAN) {
             throw new IllegalStateException("the job did not run (" + status + "): check ran() before value()");
         }
@@ -131,7 +133,8 @@ public final class JobResult<T> {
         return switch (status) {
             case RAN -> "JobResult{RAN, fence=" + fence + (leaseLost ? ", leaseLost" : "") + "}";
             case SKIPPED_BUSY -> "JobResult{SKIPPED_BUSY}";
-            case SKIPPED_STORE_UNAVAILABLE -> "JobResult{SKIPPED_STORE_UNAVAILABLE: " + storeFailure.getMessage() + "}";
+            case SKIPPED_STORE_UNAVAILABLE -> "JobResult{SKIPPED_STORE_UNAVAILABLE: "
+                    + (storeFailure != null ? storeFailure.getMessage() : "") + "}";
         };
     }
 }

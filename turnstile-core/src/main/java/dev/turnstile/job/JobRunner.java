@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -223,8 +224,8 @@ public final class JobRunner {
      * and delivered when it does.
      */
     private static final class ContextRef {
-        private JobContext ctx;
-        private dev.turnstile.LeaseLoss early;
+        private @Nullable JobContext ctx;
+        private dev.turnstile.@Nullable LeaseLoss early;
 
         synchronized void set(JobContext ctx) {
             this.ctx = ctx;

@@ -1,5 +1,7 @@
 package dev.turnstile.spi;
 
+import org.jspecify.annotations.Nullable;
+
 /** Told by a store that a lock was released, for {@link NotifiesReleases#watchReleases}. */
 @FunctionalInterface
 public interface ReleaseListener {
@@ -11,5 +13,5 @@ public interface ReleaseListener {
      *     the echo of its own release from someone else's; {@code null} when it does not (a forced
      *     release, an expiry)
      */
-    void released(String token);
+    void released(@Nullable String token);
 }

@@ -15,9 +15,11 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store inside this JVM: the reference implementation of the {@link LockStore} contract, for
@@ -31,12 +33,12 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
     private volatile boolean closed;
 
     private static final class Row {
-        String owner;
-        String token;
+        @Nullable String owner;
+        @Nullable String token;
         long fence;
         long acquiredNanos;
         long expiresNanos;
-        Instant acquiredAt;
+        @Nullable Instant acquiredAt;
     }
 
     @Override
@@ -104,7 +106,8 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
         List<LockInfo> out = new ArrayList<>();
         rows.forEach((name, row) -> {
             if (row.token != null && row.expiresNanos - now > 0) {
-                out.add(new LockInfo(name, row.owner, row.fence, row.acquiredAt,
+                // a row with a token has its owner and start: the acquire sets the three together
+                out.add(new LockInfo(name, Objects.requireNonNull(row.owner), row.fence, Objects.requireNonNull(row.acquiredAt),
                         wallNow.plusNanos(row.expiresNanos - now)));
             }
         });
@@ -137,7 +140,7 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
     }
 
     /** Outside the store's lock, as a real store's notification arrives on another thread. */
-    private void notifyWatchers(String name, String token) {
+    private void notifyWatchers(String name, @Nullable String token) {
         List<ReleaseListener> list = watchers.get(name);
         if (list != null) {
             list.forEach(l -> l.released(token));
@@ -167,7 +170,7 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
         }
     }
 
-    private Row heldBy(String name, String token) {
+    private @Nullable Row heldBy(String name, String token) {
         Row row = rows.get(name);
         if (row == null || row.token == null || !row.token.equals(token) || row.expiresNanos - System.nanoTime() <= 0) {
             return null;

@@ -84,7 +84,7 @@ public final class MongoLockStore implements LockStore {
     /**
      * Starts a builder over the application's client.
      *
-     * @param client the client; left open by {@link #close()} unless handed over with {@link Builder#owning}
+     * @param client the client; left open by {@link #close()} (a store opened from a URL closes the client it made)
      * @param database the database that holds the lock collection
      * @return a builder
      * @throws IllegalArgumentException if {@code client} is null or {@code database} is not a valid database name

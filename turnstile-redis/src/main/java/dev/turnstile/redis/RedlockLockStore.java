@@ -72,8 +72,9 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
      *     an even number of them
      */
     public static Builder builder(List<RedisLockStore> nodes) {
-        if (nodes == null) {
-            throw new IllegalArgumentException("nodes is null: give the stores of 3, 5 or 7 independent Redis masters");
+        if (nodes == null || nodes.contains(null)) {
+            throw new IllegalArgumentException((nodes == null ? "nodes is null" : "nodes " + nodes + " holds a null")
+                    + ": give the stores of 3, 5 or 7 independent Redis masters");
         }
         checkNodeCount(nodes.size());
         return new Builder(List.copyOf(nodes));
@@ -104,13 +105,14 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
         /**
          * Sets how long to wait for a node before counting it as failed. Default 100 ms.
          *
-         * @param nodeTimeout a positive duration
+         * @param nodeTimeout 1 ms to 1 day (a lock's whole call waits at most this long for the nodes)
          * @return this builder
-         * @throws IllegalArgumentException if it is null, zero or negative
+         * @throws IllegalArgumentException if it is null, or outside that range
          */
         public Builder nodeTimeout(Duration nodeTimeout) {
-            if (nodeTimeout == null || nodeTimeout.isNegative() || nodeTimeout.isZero()) {
-                throw new IllegalArgumentException("Redlock node timeout must be positive, got " + nodeTimeout);
+            if (nodeTimeout == null || nodeTimeout.compareTo(Duration.ofMillis(1)) < 0 || nodeTimeout.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("Redlock node timeout must be positive and at most a day (1ms to 1d), got "
+                        + nodeTimeout);
             }
             this.nodeTimeout = nodeTimeout;
             return this;

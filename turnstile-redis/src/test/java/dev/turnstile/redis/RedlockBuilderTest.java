@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Redlock is built as every store is: {@code builder(nodes)}, options, {@code build()}; bad input names the fix. */
+/** Redlock is built as every store is: {@code builder(nodes)}, options, {@code build()}; bad input names the fix (docs/hostile-input.md). */
 class RedlockBuilderTest {
     private RedisClient client;
     private final List<RedisLockStore> made = new ArrayList<>();
@@ -45,15 +45,21 @@ class RedlockBuilderTest {
                 .hasMessageContaining("odd number of at least 3").hasMessageContaining("got 2");
         assertThatThrownBy(() -> RedlockLockStore.builder(nodes(4))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("got 4").hasMessageContaining("add or drop one node");
+        List<RedisLockStore> withANull = new ArrayList<>(nodes(2));
+        withANull.add(null);
+        assertThatThrownBy(() -> RedlockLockStore.builder(withANull)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("holds a null");
     }
 
     @Test
     void aNodeTimeoutThatIsNotPositiveIsRefused() {
         RedlockLockStore.Builder b = RedlockLockStore.builder(nodes(3));
-        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1)}) {
-            assertThatThrownBy(() -> b.nodeTimeout(bad)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("node timeout must be positive");
+        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1), Duration.ofNanos(999_999),
+                Duration.ofDays(1).plusMillis(1), Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(Long.MAX_VALUE)}) {
+            assertThatThrownBy(() -> b.nodeTimeout(bad)).as("%s", bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("1ms to 1d");
         }
+        b.nodeTimeout(Duration.ofMillis(1)).nodeTimeout(Duration.ofDays(1)); // the bounds are taken
     }
 
     @Test

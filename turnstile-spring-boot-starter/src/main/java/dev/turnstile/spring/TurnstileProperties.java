@@ -6,6 +6,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code turnstile.*} properties of the Spring Boot starter.
+ *
+ * <p>Past 400 lines by a documented getter and setter per property: Spring Boot binds through them.
  */
 @ConfigurationProperties("turnstile")
 public class TurnstileProperties {
