@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -35,6 +36,8 @@ class LeaseProofTest {
          * set, the extend then says yes, as a session store whose node is still there does.
          */
         volatile long extendDelayMs;
+        /** Run by the lease watch's close(), which the lease calls while it records a loss (for a race test). */
+        volatile Runnable onWatchClose = () -> { };
 
         @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
 
@@ -58,7 +61,10 @@ class LeaseProofTest {
         @Override
         public ReleaseWatch watchLease(String name, String token, LeaseProof p) {
             proof.set(p);
-            return () -> watchClosed.set(true);
+            return () -> {
+                onWatchClose.run();
+                watchClosed.set(true);
+            };
         }
     }
 
@@ -81,6 +87,40 @@ class LeaseProofTest {
             assertThat(loss.reason()).contains("session");
             assertThat(lease.isHeld()).isFalse();
             assertThat(store.watchClosed).isTrue();
+        }
+    }
+
+    /**
+     * A loss is being recorded on another thread (here held inside the lease watch's close(), which
+     * the lease calls as it disarms) while the holder extends: the extend must say the lease is lost.
+     * It threw NullPointerException when the state said LOST before the loss was recorded.
+     */
+    @Test
+    void anExtendThatMeetsALossBeingRecordedSaysLost() throws Exception {
+        SessionStore store = new SessionStore();
+        CountDownLatch inClose = new CountDownLatch(1);
+        CountDownLatch letClose = new CountDownLatch(1);
+        store.onWatchClose = () -> {
+            inClose.countDown();
+            try {
+                letClose.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.tryAcquire("mid-loss", LockOptions.lockAtMostFor(Duration.ofSeconds(10))).orElseThrow();
+            Thread session = new Thread(() -> store.proof.get().lost("the ZooKeeper session expired"));
+            session.start();
+            try {
+                assertThat(inClose.await(5, TimeUnit.SECONDS)).as("the loss is being recorded").isTrue();
+                assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(10))).isInstanceOf(LeaseLostException.class)
+                        .hasMessageContaining("the ZooKeeper session expired");
+            } finally {
+                store.onWatchClose = () -> { };
+                letClose.countDown();
+                session.join(5_000);
+            }
         }
     }
 
