@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -72,8 +73,9 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
      *     an even number of them
      */
     public static Builder builder(List<RedisLockStore> nodes) {
-        if (nodes == null || nodes.contains(null)) {
-            throw new IllegalArgumentException((nodes == null ? "nodes is null" : "nodes " + nodes + " holds a null")
+        // not nodes.contains(null): List.of's contains throws NullPointerException for a null
+        if (nodes == null || nodes.stream().anyMatch(Objects::isNull)) {
+            throw new IllegalArgumentException((nodes == null ? "nodes is null" : "the node list holds a null")
                     + ": give the stores of 3, 5 or 7 independent Redis masters");
         }
         checkNodeCount(nodes.size());

@@ -63,6 +63,17 @@ class RedlockBuilderTest {
     }
 
     @Test
+    void anImmutableListOfNodesIsTaken() {
+        // List.of's contains(null) throws NullPointerException: the null check must not call it
+        List<RedisLockStore> three = nodes(3);
+        RedlockLockStore.Builder b = RedlockLockStore.builder(List.of(three.get(0), three.get(1), three.get(2)));
+        assertThat(b).isNotNull();
+        assertThatThrownBy(() -> RedlockLockStore.of(List.copyOf(nodes(3)), Duration.ofMillis(50)))
+                .as("one server three times: refused for that, not for the list's kind")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same server");
+    }
+
+    @Test
     void theBuilderAndTheShortcutBuildTheSameStore() {
         // the three nodes are one server here: the builder refuses that, as of() does
         assertThatThrownBy(() -> RedlockLockStore.builder(nodes(3)).nodeTimeout(Duration.ofMillis(50)).build())
