@@ -2,7 +2,8 @@
 # Checks, after `mvn verify`, what Maven Central asks of every published module: a sources jar, a
 # Javadoc jar (the build made it with doclint on), a stable Automatic-Module-Name in the jar's
 # manifest, and a line in turnstile-bom. A module is published unless its pom sets
-# maven.deploy.skip; the BOM must list exactly the published modules.
+# maven.deploy.skip; the BOM must list exactly the published modules. Every package of a published
+# module must be @NullMarked (NullAway checks only those).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,10 +29,15 @@ for dir in $modules; do
   fi
   grep -q "<artifactId>$artifact</artifactId>" turnstile-bom/pom.xml \
     || complain "$dir: $artifact is published but turnstile-bom/pom.xml does not list it"
+  # NullAway checks only @NullMarked packages (root pom): a published package without the mark goes unchecked
+  while IFS= read -r pkg; do
+    grep -qs '^@NullMarked' "$pkg/package-info.java" \
+      || complain "$pkg: no @NullMarked package-info.java, so NullAway does not check it; add one as the other packages have"
+  done < <(find "$dir/src/main/java" -name '*.java' -printf '%h\n' 2>/dev/null | sort -u)
 done
 for listed in $(sed -n '/<dependencyManagement>/,/<\/dependencyManagement>/s|.*<artifactId>\(turnstile-[a-z0-9-]*\)</artifactId>.*|\1|p' turnstile-bom/pom.xml); do
   [[ " ${published[*]} " == *" $listed "* ]] \
     || complain "turnstile-bom lists $listed, which is not a published module of this build"
 done
-(( fail == 0 )) && echo "check-publishable: ${#published[@]} published modules have sources, Javadoc, a module name and a BOM entry: ${published[*]}"
+(( fail == 0 )) && echo "check-publishable: ${#published[@]} published modules have sources, Javadoc, a module name, a BOM entry and null-marked packages: ${published[*]}"
 exit $fail

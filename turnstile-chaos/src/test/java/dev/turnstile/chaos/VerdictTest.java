@@ -122,6 +122,22 @@ class VerdictTest {
         assertThat(sqlite.notes()).anySatisfy(n -> assertThat(n).startsWith("SQLite has no clock of its own"));
     }
 
+    /**
+     * Under a clock jump, SQLite lets two clients hold at once (the clients judge expiry): fence 5 commits
+     * first but its acquire returns after fence 6's. On a store with its own clock that is a failure.
+     */
+    @Test
+    void acquiresReturningOutOfCommitOrderUnderAClockJumpAreNotedForSqliteOnly() {
+        History h = new Histories().harness(Event.CLOCK_JUMP, 0, 0).round(1, 6, 100, 150).acquired(0, 5, 102)
+                .write(0, 5, Event.REJECTED, 103).release(0, 5, 160, "NOT_OWNER").round(2, 7, 400, 500).build();
+        ScenarioResult sqlite = judge("sqlite", "clock", h);
+        assertThat(sqlite.failures()).noneSatisfy(f -> assertThat(f).contains("fences went backwards"));
+        assertThat(sqlite.notes()).anySatisfy(n -> assertThat(n).contains("returned in another order than they committed, "
+                + "1 times (e.g. worker 0 got fence 5 after fence 6 had been issued)"));
+        assertThat(judge("postgresql", "clock", h).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+        assertThat(judge("sqlite", "kill", h).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+    }
+
     /** Worker 0 holds fence 1 when the replica starts to lag; the failover loses its lease; worker 1 takes over. */
     static Histories failoverRun(long nextFence) {
         return new Histories().acquired(0, 1, 0).harness(Event.REPLICA_LAG, 0, 100).harness(Event.STORE_DOWN, -1, 3600)

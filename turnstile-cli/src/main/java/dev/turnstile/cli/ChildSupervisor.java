@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import sun.misc.Signal;
 
 /**
@@ -40,8 +41,10 @@ final class ChildSupervisor {
     private final AtomicReference<String> stopSignal = new AtomicReference<>();
     /** Orders a loss against the start of the command, so that what is said about it is true. */
     private final Object starting = new Object();
-    private volatile Guard guard;
-    private volatile Thread waitingForLock;
+    /** The guard, once {@link #run} started it; null before. */
+    private volatile @Nullable Guard guard;
+    /** The thread waiting for the lock, while one is; else null. */
+    private volatile @Nullable Thread waitingForLock;
 
     /**
      * @param grace time between SIGTERM and SIGKILL; must fit in the lease (the caller checks,
@@ -100,7 +103,7 @@ final class ChildSupervisor {
      * Marks the thread that waits for the lock (null when done), so that a stopping signal
      * interrupts the wait instead of letting it run to its end.
      */
-    void waitingForLock(Thread thread) {
+    void waitingForLock(@Nullable Thread thread) {
         waitingForLock = thread;
         if (thread != null && stopSignal.get() != null) {
             thread.interrupt();
@@ -177,7 +180,7 @@ final class ChildSupervisor {
      *
      * @return null once the guard was told to start, else the exit code for a command never started
      */
-    private Integer startUnderConfirmedLease(Guard g, Lease lease, Duration ttl) {
+    private @Nullable Integer startUnderConfirmedLease(Guard g, Lease lease, Duration ttl) {
         if (stopRequested() >= 0) {
             return stopRequested();
         }

@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,8 +77,10 @@ final class Guard {
     private volatile boolean subreaper;
     private volatile boolean started;
     private volatile long commandPid = -1;
-    private volatile Integer reportedExit;
-    private volatile String refusal;
+    /** The command's exit code as the guard reported it; null until it does. */
+    private volatile @Nullable Integer reportedExit;
+    /** Why the guard did not start the command; null unless it refused. */
+    private volatile @Nullable String refusal;
     private final AtomicBoolean killedByJvm = new AtomicBoolean();
     private final Object writing = new Object();
     /** Send times of the messages not answered yet, oldest first (guarded by itself). */
@@ -95,7 +98,7 @@ final class Guard {
 
     /** The guard could not be started or did not come up; the command was not started. */
     static final class UnavailableException extends Exception {
-        UnavailableException(String message, Throwable cause) {
+        UnavailableException(String message, @Nullable Throwable cause) {
             super(message, cause);
         }
     }
@@ -395,7 +398,7 @@ final class Guard {
     }
 
     /** Why the guard did not start the command, or null. */
-    String refusal() {
+    @Nullable String refusal() {
         return refusal;
     }
 

@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.SerializableString;
@@ -66,7 +67,7 @@ final class JsonLocks {
         }
 
         @Override
-        public SerializableString getEscapeSequence(int ch) {
+        public @Nullable SerializableString getEscapeSequence(int ch) {
             return null; // only standard escapes
         }
     }

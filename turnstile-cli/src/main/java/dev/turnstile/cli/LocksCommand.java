@@ -18,6 +18,8 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"List the locks currently held on the store: name, owner, fence, since, until (UTC).",
                 "Never creates a store: a SQLite path that does not exist is an error (the embedded default "
                         + "that does not exist yet holds no locks)."})
+// picocli sets the @ParentCommand and @Spec fields before call(); NullAway cannot see that
+@SuppressWarnings("NullAway.Init")
 final class LocksCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;

@@ -27,6 +27,8 @@ import picocli.CommandLine.Model.CommandSpec;
                         + "(tag turnstile, facility user, priority notice) where the logger command exists.",
                 "Never creates a store: a SQLite path that does not exist is an error.",
                 "Exit 0 if a held lock was freed, 1 if it was not held."})
+// picocli sets the @ParentCommand, @Spec and @Parameters fields before call(); NullAway cannot see that
+@SuppressWarnings("NullAway.Init")
 final class ReleaseCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;

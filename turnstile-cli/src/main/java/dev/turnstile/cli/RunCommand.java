@@ -14,8 +14,10 @@ import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -41,6 +43,8 @@ import picocli.CommandLine.Model.CommandSpec;
                 "Exit: the command's own code; 75 busy (--busy-exit); 69 store unavailable; 64 usage; "
                         + "70 lease lost (before or while the command ran, or found gone at the release); "
                         + "71 the guard could not start (needs perl); 126/127 command not executable/found."})
+// picocli sets the @ParentCommand, @Spec and @Option fields before call(); NullAway cannot see that
+@SuppressWarnings("NullAway.Init")
 final class RunCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;
@@ -77,8 +81,9 @@ final class RunCommand implements Callable<Integer> {
                     + "Default: ${DEFAULT-VALUE}, or what fits if that is shorter.")
     Duration grace;
 
+    /** Null when nothing follows {@code --} (call() refuses that). */
     @Parameters(paramLabel = "CMD", arity = "0..*", description = "The command and its arguments, after --.")
-    List<String> command;
+    @Nullable List<String> command;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -99,13 +104,14 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(cl, "--grace must not be negative (and --grace at most 1h)");
         }
         lock = TurnstileCommand.checkLockName(lock); // in NFC, as the store sees it (TURNSTILE_LOCK, the busy report)
-        checkCommandArguments(cl);
+        checkCommandArguments(cl, command);
         Duration stopGrace = graceWithinLease(cl);
         ChildSupervisor supervisor = new ChildSupervisor(stopGrace, spec.commandLine().getErr(), top.forwardSignals());
         LockOptions options = LockOptions.builder().lockAtMostFor(ttl).lockAtLeastFor(atLeast).keepAlive(true)
                 .onLost(supervisor::leaseLost).build();
 
-        try (LockStore s = store.open(top, StoreOption.Use.RUN, wait); Turnstile turnstile = Turnstile.builder(s).build()) {
+        try (LockStore s = Objects.requireNonNull(store.open(top, StoreOption.Use.RUN, wait), "only READ opens no store");
+                Turnstile turnstile = Turnstile.builder(s).build()) {
             Optional<Lease> acquired;
             supervisor.waitingForLock(Thread.currentThread());
             try {
@@ -180,7 +186,7 @@ final class RunCommand implements Callable<Integer> {
      *
      * @return the grace to use, or null if an explicit --grace does not fit (said why)
      */
-    private Duration graceWithinSession(Optional<Duration> sessionBound, Duration stopGrace, CommandLine cl) {
+    private @Nullable Duration graceWithinSession(Optional<Duration> sessionBound, Duration stopGrace, CommandLine cl) {
         Duration fitted = graceFit(sessionBound, stopGrace, cl.getParseResult().hasMatchedOption("--grace"));
         if (fitted != null) {
             return fitted;
@@ -223,7 +229,7 @@ final class RunCommand implements Callable<Integer> {
      * @param explicit whether the user gave --grace (refused if it does not fit; else shortened)
      * @return the grace to use, or null if an explicit grace does not fit
      */
-    static Duration graceFit(Optional<Duration> sessionBound, Duration grace, boolean explicit) {
+    static @Nullable Duration graceFit(Optional<Duration> sessionBound, Duration grace, boolean explicit) {
         if (sessionBound.isEmpty()) {
             return grace;
         }
@@ -282,7 +288,7 @@ final class RunCommand implements Callable<Integer> {
      * An argument the JVM could not decode reached it as U+FFFD, and would reach the command as the
      * bytes of U+FFFD, not the caller's: refuse rather than run a different command.
      */
-    private void checkCommandArguments(CommandLine cl) {
+    private void checkCommandArguments(CommandLine cl, List<String> command) {
         for (int i = 0; i < command.size(); i++) {
             if (command.get(i).indexOf('\uFFFD') >= 0) {
                 throw new CommandLine.ParameterException(cl, "argument " + i + " of the command ('" + command.get(i)
@@ -310,7 +316,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** Releases the lease; returns what the store did, or null if it could not be reached (said so). */
-    private ReleaseOutcome release(Lease lease) {
+    private @Nullable ReleaseOutcome release(Lease lease) {
         PrintWriter err = spec.commandLine().getErr();
         try {
             return lease.release();

@@ -15,6 +15,8 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"Print the DDL that creates the lock table for the store's database (without connecting, "
                         + "unless --apply).",
                 "The table name comes from the URL option turnstile.table (default turnstile_locks)."})
+// picocli sets the @ParentCommand and @Spec fields before call(); NullAway cannot see that
+@SuppressWarnings("NullAway.Init")
 final class SchemaCommand implements Callable<Integer> {
     @ParentCommand TurnstileCommand top;
     @Spec CommandSpec spec;

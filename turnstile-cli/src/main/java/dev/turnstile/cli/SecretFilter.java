@@ -9,6 +9,7 @@ import java.io.Writer;
 import java.nio.charset.Charset;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The last line of defence for secrets: every line turnstile writes to stderr (its own messages,
@@ -19,8 +20,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class SecretFilter {
     private final List<String> urls = new CopyOnWriteArrayList<>();
 
-    /** Remembers a store URL whose secrets must never be shown. */
-    void addUrl(String url) {
+    /** Remembers a store URL whose secrets must never be shown; ignores null (no URL given). */
+    void addUrl(@Nullable String url) {
         if (url != null && !url.isEmpty() && !urls.contains(url)) {
             urls.add(url);
         }

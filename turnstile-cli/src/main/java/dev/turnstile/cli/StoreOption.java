@@ -11,6 +11,8 @@ import java.util.Locale;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
 /**
@@ -22,7 +24,7 @@ final class StoreOption {
             description = "Store URL, e.g. jdbc:postgresql://db/app?user=u. Default: $TURNSTILE_STORE, "
                     + "else the embedded SQLite file $XDG_STATE_HOME/turnstile/locks.db "
                     + "(~/.local/state/turnstile/locks.db). Prefer the environment variable for URLs with passwords.")
-    String url;
+    @Nullable String url;
 
     // Read by TurnstileCommand.main before any logger exists; declared here so every subcommand accepts it.
     @Option(names = "--verbose", description = "Log debug details to stderr.")
@@ -65,7 +67,7 @@ final class StoreOption {
 
     /** Opens the store for {@code run} and {@code schema}; for the embedded default, creates its directory first. */
     LockStore open(TurnstileCommand top) {
-        return open(top, Use.SCHEMA, Duration.ZERO);
+        return Objects.requireNonNull(open(top, Use.SCHEMA, Duration.ZERO), "only READ opens no store");
     }
 
     /**
@@ -76,7 +78,7 @@ final class StoreOption {
      * @return the store, or {@code null} for {@link Use#READ} of an embedded default that does not
      *     exist yet (no lock was ever taken there)
      */
-    LockStore open(TurnstileCommand top, Use use, Duration wait) {
+    @Nullable LockStore open(TurnstileCommand top, Use use, Duration wait) {
         String resolved = resolve(top);
         LockStoreFactory factory = LockStores.factoryFor(resolved); // an unknown scheme fails here, before anything is created
         LockStores.checkUserInfo(resolved);

@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -191,7 +192,9 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
                 return ExitCodes.UNAVAILABLE;
             }
             if (ex instanceof UncheckedIOException) {
-                e.println("turnstile: " + ex.getMessage() + ": " + ex.getCause().getMessage());
+                // never null: UncheckedIOException's constructor refuses a null cause
+                Throwable cause = Objects.requireNonNull(ex.getCause(), "UncheckedIOException without a cause");
+                e.println("turnstile: " + ex.getMessage() + ": " + cause.getMessage());
                 return ExitCodes.UNAVAILABLE;
             }
             if (ex instanceof ArithmeticException) {
@@ -241,6 +244,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
     }
 
     @CommandLine.Spec
+    @SuppressWarnings("NullAway.Init") // picocli sets it before call(); NullAway cannot see that
     CommandLine.Model.CommandSpec spec;
 
     @Override

@@ -26,13 +26,13 @@ public final class JobContext {
     private final Lease lease;
     private final Thread thread;
     private final boolean interruptOnLoss;
-    private final JobContext outer;
+    private final @Nullable JobContext outer;
     private volatile @Nullable LeaseLoss loss;
     private volatile boolean lostSeen;
     private boolean running = true; // guarded by this
     private boolean interrupted; // guarded by this
 
-    JobContext(String name, Lease lease, Thread thread, boolean interruptOnLoss, JobContext outer) {
+    JobContext(String name, Lease lease, Thread thread, boolean interruptOnLoss, @Nullable JobContext outer) {
         this.name = name;
         this.lease = lease;
         this.thread = thread;
@@ -49,12 +49,12 @@ public final class JobContext {
         return Optional.ofNullable(CURRENT.get());
     }
 
-    static JobContext currentOrNull() {
+    static @Nullable JobContext currentOrNull() {
         return CURRENT.get();
     }
 
     /** Makes this the current context; returns the one it replaces, to be restored by {@link #exit}. */
-    JobContext enter() {
+    @Nullable JobContext enter() {
         JobContext previous = CURRENT.get();
         CURRENT.set(this);
         return previous;
@@ -64,7 +64,7 @@ public final class JobContext {
      * Restores the previous context and stops loss interrupts. Returns whether the runner interrupted
      * the thread, so the caller can clear that interrupt rather than leak it into unrelated work.
      */
-    boolean exit(JobContext previous) {
+    boolean exit(@Nullable JobContext previous) {
         if (previous == null) {
             CURRENT.remove();
         } else {
@@ -161,7 +161,7 @@ public final class JobContext {
     }
 
     /** The context this run is nested in, on the same thread. */
-    JobContext outer() {
+    @Nullable JobContext outer() {
         return outer;
     }
 

@@ -48,7 +48,7 @@ public final class StoreUrls {
      * @param url a store URL, or {@code null}
      * @return the URL without secrets ({@code "null"} for {@code null})
      */
-    public static String redact(String url) {
+    public static String redact(@Nullable String url) {
         if (url == null) {
             return "null";
         }
@@ -72,7 +72,7 @@ public final class StoreUrls {
      * @param url a store URL, or {@code null}
      * @return the secrets, possibly empty
      */
-    public static List<String> secrets(String url) {
+    public static List<String> secrets(@Nullable String url) {
         Set<String> out = new LinkedHashSet<>();
         if (url == null) {
             return List.of();
@@ -110,7 +110,7 @@ public final class StoreUrls {
      * @param url the store URL whose secrets to remove, or {@code null}
      * @return the text without the secrets ({@code "null"} for {@code null})
      */
-    public static String scrub(String text, String url) {
+    public static String scrub(@Nullable String text, @Nullable String url) {
         String t = text == null ? "null" : text;
         if (url != null && !url.isEmpty()) {
             t = t.replace(url, redact(url));
@@ -128,7 +128,7 @@ public final class StoreUrls {
      * @param text a message, or {@code null}
      * @return the text with its URLs redacted ({@code "null"} for {@code null})
      */
-    public static String redactUrlsIn(String text) {
+    public static String redactUrlsIn(@Nullable String text) {
         if (text == null) {
             return "null";
         }

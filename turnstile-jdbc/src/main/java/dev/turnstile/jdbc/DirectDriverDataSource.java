@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Connections straight from one named driver, for the pool to wrap. A pool given a JDBC URL asks
@@ -79,7 +80,7 @@ final class DirectDriverDataSource implements DataSource {
     }
 
     @Override
-    public PrintWriter getLogWriter() {
+    public @Nullable PrintWriter getLogWriter() {
         return null;
     }
 

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /** What the lock store and the claim store do alike around a statement: commit, roll back, back off. */
 final class JdbcCalls {
@@ -17,7 +18,7 @@ final class JdbcCalls {
     }
 
     /** SQLite's "database is locked": another process's transaction held the file past the busy timeout. */
-    static boolean isSqliteBusy(Dialect dialect, SQLException e) {
+    static boolean isSqliteBusy(@Nullable Dialect dialect, SQLException e) {
         return dialect instanceof SqliteDialect && e.getMessage() != null && e.getMessage().contains("SQLITE_BUSY");
     }
 

@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -306,7 +307,7 @@ public final class JdbcClaimStore implements ClaimStore {
         }
 
         /** Why the column cannot hold {@code value}, or null. SQLite does not enforce a declared length. */
-        String refuses(Object value, boolean sqlite) {
+        @Nullable String refuses(Object value, boolean sqlite) {
             if (value instanceof String s) {
                 if (isNumber() || isBoolean()) {
                     return "the column is " + name + ", not text: give an Integer or Long (a Boolean for a boolean column), "
@@ -363,9 +364,9 @@ public final class JdbcClaimStore implements ClaimStore {
     public static final class Builder {
         private final DataSource dataSource;
         private final ClaimTable table;
-        private SqlDialect dialect;
+        private @Nullable SqlDialect dialect;
         private boolean createTable;
-        private String description;
+        private @Nullable String description;
 
         private Builder(DataSource dataSource, ClaimTable table) {
             this.dataSource = dataSource;

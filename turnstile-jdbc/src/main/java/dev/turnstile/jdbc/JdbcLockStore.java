@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,16 +61,16 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     private final String table;
     private final boolean createTable;
     private final String description;
-    private final AutoCloseable owned;
+    private final @Nullable AutoCloseable owned;
     /** Turns a driver's exception into the store's, naming the fix. */
     private final LockTableErrors errors;
     private final java.util.Set<String> notApplied = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private volatile Dialect dialect;
-    private volatile Dialect.Statements sql;
+    private volatile @Nullable Dialect dialect;
+    private volatile Dialect.@Nullable Statements sql;
     private volatile boolean closed;
     private final boolean notifyForcedReleases;
-    private final DataSource noticeSource;
-    private PgReleaseNotices notices; // guarded by this
+    private final @Nullable DataSource noticeSource;
+    private @Nullable PgReleaseNotices notices; // guarded by this
 
     private JdbcLockStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -104,20 +105,20 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             SQLException conflict;
             try (Connection c = connection()) {
                 try {
-                    Optional<Grant> grant = dialect.acquire(c, sql, request);
+                    Optional<Grant> grant = detected().acquire(c, statements(), request);
                     JdbcCalls.commitIfNeeded(c);
                     return grant;
                 } catch (SQLException e) {
                     JdbcCalls.rollbackQuietly(c);
-                    if (dialect.isLostInsertRace(e)) {
+                    if (detected().isLostInsertRace(e)) {
                         return Optional.empty();
                     }
-                    if (dialect.isLockWaitTimeout(e)) {
+                    if (detected().isLockWaitTimeout(e)) {
                         log.debug("lock '{}': its row stayed locked by another transaction ({}): busy", request.name(), e.toString());
                         return Optional.empty();
                     }
-                    if (!dialect.isTransientConflict(e)) {
-                        if (JdbcCalls.isSqliteBusy(dialect, e)) {
+                    if (!detected().isTransientConflict(e)) {
+                        if (JdbcCalls.isSqliteBusy(detected(), e)) {
                             // SQLite refused the write lock: the upsert never ran, so the caller's undo of
                             // this "ambiguous" acquire need not wait for the lock a second time.
                             notApplied.add(request.token());
@@ -205,7 +206,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
         return LockStore.super.capability(type);
     }
 
-    private PgReleaseNotices notices() {
+    private @Nullable PgReleaseNotices notices() {
         if (!notifyForcedReleases || !(dialect instanceof PostgresDialect) || closed) {
             return null;
         }
@@ -219,7 +220,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
 
     /** Whether the lease is still held, by the database's clock; a failed read says nothing (true). */
     private boolean holds(String name, String token) {
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(sql.holds())) {
+        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statements().holds())) {
             ps.setString(1, name);
             ps.setString(2, token);
             try (ResultSet rs = ps.executeQuery()) {
@@ -236,7 +237,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     @Override
     public List<LockInfo> heldLocks() {
         try (Connection c = connection();
-                PreparedStatement ps = c.prepareStatement(sql.list());
+                PreparedStatement ps = c.prepareStatement(statements().list());
                 ResultSet rs = ps.executeQuery()) {
             List<LockInfo> out = new ArrayList<>();
             while (rs.next()) {
@@ -265,7 +266,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     @SuppressWarnings("try") // the connection is opened for what opening does: it detects the dialect
     public SqlDialect dialect() {
         try (Connection c = connection()) {
-            return dialect;
+            return detected();
         } catch (SQLException e) {
             throw translate("connect", e);
         }
@@ -294,9 +295,9 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     }
 
     /** Parameters: (long or absent, name, token or absent). Retried on a deadlock or serialization failure. */
-    private int update(String what, Function<Dialect.Statements, String> statement, Long millis, String name, String token) {
+    private int update(String what, Function<Dialect.Statements, String> statement, @Nullable Long millis, String name, @Nullable String token) {
         for (int attempt = 1; ; attempt++) {
-            try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statement.apply(sql))) {
+            try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(statement.apply(statements()))) {
                 int i = 1;
                 if (millis != null) {
                     ps.setLong(i++, millis);
@@ -311,7 +312,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
                     return rows;
                 } catch (SQLException e) {
                     JdbcCalls.rollbackQuietly(c);
-                    if (attempt == CONFLICT_ATTEMPTS || !dialect.isTransientConflict(e)) {
+                    if (attempt == CONFLICT_ATTEMPTS || !detected().isTransientConflict(e)) {
                         throw e;
                     }
                     log.debug("cannot {} yet: {}; retrying", what, e.toString());
@@ -321,6 +322,24 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             }
             JdbcCalls.pauseAfterConflict(attempt);
         }
+    }
+
+    /** The database's dialect: set by the first {@link #connection()}, before any statement runs. */
+    private Dialect detected() {
+        Dialect d = dialect;
+        if (d == null) {
+            throw new IllegalStateException("the dialect of " + description + " is read before a connection detected it");
+        }
+        return d;
+    }
+
+    /** The statements on the lock table: set by the first {@link #connection()}, once the table checked out. */
+    private Dialect.Statements statements() {
+        Dialect.Statements s = sql;
+        if (s == null) {
+            throw new IllegalStateException("the statements of " + description + " are read before a connection prepared them");
+        }
+        return s;
     }
 
     private Connection connection() throws SQLException {
@@ -391,13 +410,13 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
     public static final class Builder {
         private final DataSource dataSource;
         private String table = Dialect.DEFAULT_TABLE;
-        private SqlDialect dialect;
+        private @Nullable SqlDialect dialect;
         private boolean createTable;
         private boolean notifyForcedReleases;
-        private DataSource noticeSource;
-        private String description;
-        private AutoCloseable owned;
-        private UnaryOperator<String> scrub;
+        private @Nullable DataSource noticeSource;
+        private @Nullable String description;
+        private @Nullable AutoCloseable owned;
+        private @Nullable UnaryOperator<String> scrub;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;

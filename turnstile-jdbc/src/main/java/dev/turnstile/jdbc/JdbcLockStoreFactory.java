@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens JDBC stores from URLs, with a small HikariCP pool the store owns. Turnstile's own options
@@ -80,7 +81,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
     }
 
     @Override
-    public String processLocalReason(String url) {
+    public @Nullable String processLocalReason(String url) {
         Parsed p = parse(url);
         String u = p.jdbcUrl.toLowerCase(Locale.ROOT);
         if (p.dialect == SqlDialect.H2 && u.startsWith("jdbc:h2:mem:")) {
@@ -96,7 +97,7 @@ public final class JdbcLockStoreFactory implements LockStoreFactory {
         return null;
     }
 
-    private JdbcLockStore open(String url, Boolean forceCreate) {
+    private JdbcLockStore open(String url, @Nullable Boolean forceCreate) {
         Parsed p = parse(url);
         String table = p.options.get("table", Dialect.DEFAULT_TABLE);
         boolean embedded = p.dialect == SqlDialect.SQLITE || p.dialect == SqlDialect.H2;

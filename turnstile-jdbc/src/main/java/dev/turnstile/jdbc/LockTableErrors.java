@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,9 +19,9 @@ final class LockTableErrors {
     private final String table;
     private final String description;
     /** Removes the URL's secrets from driver messages, or null (a store on the application's DataSource). */
-    private final UnaryOperator<String> scrub;
+    private final @Nullable UnaryOperator<String> scrub;
 
-    LockTableErrors(DataSource dataSource, String table, String description, UnaryOperator<String> scrub) {
+    LockTableErrors(DataSource dataSource, String table, String description, @Nullable UnaryOperator<String> scrub) {
         this.dataSource = dataSource;
         this.table = table;
         this.description = description;
@@ -71,7 +72,7 @@ final class LockTableErrors {
      *
      * @param dialect the database's dialect, or null before the first connection detected it
      */
-    TurnstileException translate(Dialect dialect, String what, SQLException e) {
+    TurnstileException translate(@Nullable Dialect dialect, String what, SQLException e) {
         if (dialect != null && dialect.isMissingTable(e)) {
             String twin = quotedTwinAdvice(dialect);
             return new StoreSchemaException("cannot " + what + ": the lock table '" + table + "' does not exist in "

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -45,7 +46,7 @@ final class PgReleaseNotices {
     private final String table;
     private final String description;
     private final Map<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
-    private Thread thread; // guarded by this
+    private @Nullable Thread thread; // guarded by this
     private long idleSince = System.nanoTime(); // guarded by this
 
     PgReleaseNotices(DataSource dataSource, String table, String description) {

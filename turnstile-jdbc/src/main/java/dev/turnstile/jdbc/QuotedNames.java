@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turnstile writes table and column names unquoted, so the database folds them: PostgreSQL to
@@ -74,7 +75,7 @@ final class QuotedNames {
      * there, so {@code job_tasks} would find {@code jobxtasks} and schema {@code a_b} would find
      * {@code aXb}.
      */
-    static String pattern(DatabaseMetaData md, String name) throws SQLException {
+    static @Nullable String pattern(DatabaseMetaData md, @Nullable String name) throws SQLException {
         if (name == null) {
             return null;
         }

@@ -3,6 +3,7 @@ package dev.turnstile.jdbc;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Words a database reads as SQL where Turnstile writes an identifier (it writes table and column
@@ -102,7 +103,7 @@ final class ReservedWords {
      * @throws IllegalArgumentException if it is reserved
      */
     @SuppressWarnings("StringSplitter") // names are validated identifiers by now: no empty parts to keep
-    static void check(String what, String name, String dialectId) {
+    static void check(String what, String name, @Nullable String dialectId) {
         for (String part : name.split("\\.")) {
             String w = part.toLowerCase(Locale.ROOT);
             Set<String> reserved = dialectId == null ? ANY : of(dialectId);

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@code jdbc:sqlite:} URL read the way sqlite-jdbc and SQLite read it: the file SQLite opens, and
@@ -83,7 +84,7 @@ final class SqliteUrl {
     }
 
     /** Why a database opened from this URL lives in one process only, or {@code null}. */
-    String processLocalReason() {
+    @Nullable String processLocalReason() {
         if (path.isEmpty()) {
             return "jdbc:sqlite: without a file path is a private temporary database of one process"
                     + " (an unset variable in the URL?)";
@@ -113,7 +114,7 @@ final class SqliteUrl {
      * Why the file would not be locked between connections, or {@code null}: two processes would
      * both take the same lock.
      */
-    String lockingProblem() {
+    @Nullable String lockingProblem() {
         for (String[] kv : parameters) {
             String option = kv[0] + "=" + kv[1];
             switch (kv[0]) {

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lock table's key: exclusion rests on the database refusing a second row for one name. A
@@ -77,7 +78,7 @@ final class UniqueKeys {
      * column is the column, with no predicate and no expression. to_regclass folds the unquoted
      * name as the statements do; a table it does not find is left to the statements' own error.
      */
-    private static Boolean postgres(Connection c, String table, String column) throws SQLException {
+    private static @Nullable Boolean postgres(Connection c, String table, String column) throws SQLException {
         String sql = "SELECT to_regclass(?) IS NOT NULL, EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a "
                 + "ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(?) "
                 + "AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indnkeyatts = 1 "
@@ -117,7 +118,7 @@ final class UniqueKeys {
     }
 
     /** From the JDBC metadata (H2): the primary key, and the unique indexes with no filter, by their columns. */
-    private static Boolean fromMetadata(Connection c, String dialectId, String table, String column) throws SQLException {
+    private static @Nullable Boolean fromMetadata(Connection c, String dialectId, String table, String column) throws SQLException {
         String[] p = QuotedNames.split(c, table, dialectId);
         String folded = QuotedNames.Folding.of(dialectId).fold(p[2]);
         DatabaseMetaData md = c.getMetaData();

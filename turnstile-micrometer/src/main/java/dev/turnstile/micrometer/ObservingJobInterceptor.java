@@ -5,6 +5,7 @@ import dev.turnstile.job.JobInterceptor;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Wraps each locked job run in an {@link Observation} (a timer and, with a tracing bridge, a span):
@@ -22,7 +23,7 @@ public final class ObservingJobInterceptor implements JobInterceptor {
     private static final TurnstileJobObservationConvention DEFAULT = new DefaultTurnstileJobObservationConvention();
 
     private final ObservationRegistry registry;
-    private final TurnstileJobObservationConvention convention;
+    private final @Nullable TurnstileJobObservationConvention convention;
 
     /**
      * Observes with the default convention.
@@ -41,7 +42,7 @@ public final class ObservingJobInterceptor implements JobInterceptor {
      * @param convention names and key values; null for the default
      * @throws IllegalArgumentException if {@code registry} is null
      */
-    public ObservingJobInterceptor(ObservationRegistry registry, TurnstileJobObservationConvention convention) {
+    public ObservingJobInterceptor(ObservationRegistry registry, @Nullable TurnstileJobObservationConvention convention) {
         if (registry == null) {
             throw new IllegalArgumentException(
                     "registry must not be null: give the application's ObservationRegistry (ObservationRegistry.NOOP to observe nothing)");

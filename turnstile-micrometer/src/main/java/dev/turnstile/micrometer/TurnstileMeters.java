@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer meters for {@link Turnstile} clients: register it as a {@link TurnstileListener} on each
@@ -73,7 +74,7 @@ public final class TurnstileMeters implements TurnstileListener, MeterBinder {
     /** The tag that carries an acquire's outcome. */
     public static final String OUTCOME_TAG = "outcome";
 
-    private final UnaryOperator<String> lockTagValue; // null: no lock tag
+    private final @Nullable UnaryOperator<String> lockTagValue; // null: no lock tag
     private final Tags tags;
     private final List<Bound> bound = new CopyOnWriteArrayList<>();
     private final List<Turnstile> monitored = new CopyOnWriteArrayList<>();
@@ -222,7 +223,7 @@ public final class TurnstileMeters implements TurnstileListener, MeterBinder {
 
     /** Builds {@link TurnstileMeters}. Not thread-safe; the built object is. */
     public static final class Builder {
-        private UnaryOperator<String> lockTagValue = UnaryOperator.identity();
+        private @Nullable UnaryOperator<String> lockTagValue = UnaryOperator.identity();
         private Tags tags = Tags.empty();
 
         private Builder() {}

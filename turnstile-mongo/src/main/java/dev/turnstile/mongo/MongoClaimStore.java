@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -171,7 +172,13 @@ public final class MongoClaimStore implements ClaimStore {
             if (d == null) {
                 break;
             }
-            out.add(new ClaimedRow(d.get(table.idColumn()), version(d), d.getDate(table.lockedAtColumn()).toInstant()));
+            Object key = d.get(table.idColumn());
+            Date lockedAt = d.getDate(table.lockedAtColumn()); // the claim's $currentDate: always set
+            if (key == null || lockedAt == null) {
+                throw new StoreSchemaException("claimed a document of " + description + " that has no '" + table.idColumn()
+                        + "' field: give every task document one (unique), or name '_id' as the id column", null);
+            }
+            out.add(new ClaimedRow(key, version(d), lockedAt.toInstant()));
         }
         return out;
     }
@@ -300,7 +307,7 @@ public final class MongoClaimStore implements ClaimStore {
         private final ClaimTable table;
         private WriteConcern writeConcern = WriteConcern.MAJORITY;
         private boolean createIndex;
-        private String description;
+        private @Nullable String description;
 
         private Builder(MongoCollection<Document> collection, ClaimTable table) {
             this.collection = collection;

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,11 +62,11 @@ public final class MongoLockStore implements LockStore {
     private final MongoClient client;
     private final MongoCollection<Document> locks;
     private final String description;
-    private final AutoCloseable owned;
+    private final @Nullable AutoCloseable owned;
     private volatile boolean closed;
     /** When (nanoTime) a call last found no server to send to, and why; 0 once one has. */
     private volatile long noServerAt;
-    private volatile String noServerCause;
+    private volatile @Nullable String noServerCause;
     /** How long the first call waits for the driver's first look at the servers, so that a refusal is seen. */
     private static final long FIRST_LOOK_MILLIS = 200;
     private volatile boolean firstLook;
@@ -272,8 +273,8 @@ public final class MongoLockStore implements LockStore {
         private final String database;
         private String collection = DEFAULT_COLLECTION;
         private WriteConcern writeConcern = WriteConcern.MAJORITY;
-        private String description;
-        private AutoCloseable owned;
+        private @Nullable String description;
+        private @Nullable AutoCloseable owned;
 
         private Builder(MongoClient client, String database) {
             this.client = client;

@@ -89,7 +89,7 @@ public final class MongoLockStoreFactory implements LockStoreFactory {
         try {
             options = StoreUrlOptions.parse(url, KNOWN, false);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage().replace(StoreUrls.redact(url), safe(url)));
+            throw new IllegalArgumentException(String.valueOf(e.getMessage()).replace(StoreUrls.redact(url), safe(url)));
         }
         String collection = MongoLockStore.checkCollection(options.get("collection", MongoLockStore.DEFAULT_COLLECTION));
         Duration timeout = options.duration("timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));

@@ -13,6 +13,7 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Why no MongoDB server could be reached, in one line: the driver's own message is a dump of its
@@ -68,7 +69,7 @@ final class Unreachable {
      * @param waitMillis how long to wait for servers not yet looked at
      * @return the cause, or null if a server is connected, may still answer, or none is known yet
      */
-    static String refusedEverywhere(MongoClient client, long waitMillis) {
+    static @Nullable String refusedEverywhere(MongoClient client, long waitMillis) {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         while (true) {
             List<ServerDescription> servers;
@@ -111,7 +112,7 @@ final class Unreachable {
         return false;
     }
 
-    private static String describe(String address, Throwable failure) {
+    private static @Nullable String describe(String address, @Nullable Throwable failure) {
         if (failure == null) {
             return null;
         }

@@ -204,6 +204,17 @@ class MongoClaimStoreTest {
     }
 
     @Test
+    void aDocumentWithoutTheIdFieldIsASchemaErrorThatNamesTheField() {
+        String name = fresh();
+        ClaimTable t = ClaimTable.builder(name).idColumn("taskId").phaseColumn("state").build();
+        MongoClaimStore store = MongoClaimStore.builder(collection(name), t).createIndexIfMissing(true).build();
+        collection(name).insertOne(new Document("state", "Deleting").append("updated_at", new Date(1000)));
+        assertThatThrownBy(() -> store.claim(ClaimFilter.where("state", "Deleting"), 1, Duration.ofMinutes(1)))
+                .isInstanceOf(StoreSchemaException.class)
+                .hasMessageContaining("has no 'taskId' field: give every task document one (unique), or name '_id' as the id column");
+    }
+
+    @Test
     void anUnreachableServerIsReportedAsUnavailable() {
         try (MongoClient dead = MongoClients.create("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=300")) {
             assertThatThrownBy(() -> MongoClaimStore.builder(dead, "app", ClaimTable.builder("tasks").build()).build())

@@ -4,6 +4,7 @@ import dev.turnstile.LockInfo;
 import java.time.Instant;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The value of a lock's key: {@code token=<token> fence=<n> acquired_at=<ms> expires_at=<ms>
@@ -28,7 +29,7 @@ final class LockValue {
     }
 
     /** The lock a value describes, or null if {@code value} is null or not a lock's value. */
-    static LockInfo parse(String name, String value) {
+    static @Nullable LockInfo parse(String name, @Nullable String value) {
         Matcher m = value == null ? null : VALUE.matcher(value);
         if (m == null || !m.matches()) {
             return null;

@@ -8,6 +8,7 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,14 +63,14 @@ final class RedisErrors {
      * What the user should fix, for the driver's failures that all begin "Unable to connect": the
      * cause first, in words, with the driver's text after it. Read from the exceptions' types and
      * from the server's own error text, never from a message that quotes the host or the URL (a
-     * host named {@code noauth-cache} is not a failed login).
+     * host named {@code noauth-cache} is not a failed login). Null when the failure is none of those.
      */
-    static String cause(Throwable e) {
+    static @Nullable String cause(Throwable e) {
         return cause(e, false);
     }
 
     /** As {@link #cause(Throwable)}, for a connection that asked for TLS or not. */
-    static String cause(Throwable e, boolean tls) {
+    static @Nullable String cause(Throwable e, boolean tls) {
         List<Throwable> chain = chain(e);
         for (Throwable t : chain) {
             if (t instanceof RedisCommandExecutionException) {

@@ -43,6 +43,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -310,7 +311,7 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
     }
 
     /** The server's {@code run_id} (see {@link ScriptRunner#serverRunId}). */
-    String serverRunId() {
+    @Nullable String serverRunId() {
         return scripts.serverRunId();
     }
 
@@ -349,10 +350,10 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
         private final Supplier<StatefulRedisPubSubConnection<String, String>> pubSubConnector;
         private final boolean cluster;
         private String prefix = DEFAULT_PREFIX;
-        private String description;
+        private @Nullable String description;
         private int replicaAcks = ReplicaAcks.AUTO;
         private Duration replicaAckTimeout = ReplicaAcks.DEFAULT_TIMEOUT;
-        private String passwordUser;
+        private @Nullable String passwordUser;
         private boolean tls;
         private final List<AutoCloseable> owned = new ArrayList<>();
 

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens Redis stores from URLs:
@@ -72,7 +73,8 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                 timeout.compareTo(MAX_DEFAULT_CONNECT_TIMEOUT) < 0 ? timeout : MAX_DEFAULT_CONNECT_TIMEOUT);
         String scheme = p.url.substring(0, p.url.indexOf("://")).toLowerCase(Locale.ROOT);
         Integer acks = replicaAcks(p);
-        Duration ackTimeout = p.options.duration("replicaAckTimeout", null);
+        Duration ackTimeout = p.options.options().containsKey("replicaAckTimeout") // else chosen below or by the store
+                ? p.options.duration("replicaAckTimeout", ReplicaAcks.DEFAULT_TIMEOUT) : null;
         if (ackTimeout == null && timeout.compareTo(Duration.ofSeconds(1)) <= 0) {
             ackTimeout = timeout.dividedBy(2); // the default 1 s would outlast the command timeout
         }
@@ -148,7 +150,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
     }
 
     /** {@code turnstile.replicaAcks}: null for auto (the default), else the count. */
-    private static Integer replicaAcks(Parsed p) {
+    private static @Nullable Integer replicaAcks(Parsed p) {
         String v = p.options.get("replicaAcks", "auto");
         if (v.equalsIgnoreCase("auto")) {
             return null;
@@ -165,10 +167,11 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
                 + safe(p.url) + "'");
     }
 
-    private static RedisLockStore store(RedisLockStore.Builder b, Parsed p, Integer acks, Duration ackTimeout, AutoCloseable client,
+    private static RedisLockStore store(RedisLockStore.Builder b, Parsed p, @Nullable Integer acks, @Nullable Duration ackTimeout, AutoCloseable client,
             ClientResources resources) {
-        if (p.options.options().containsKey("prefix")) {
-            b.keyPrefix(p.options.get("prefix", null));
+        String prefix = p.options.options().get("prefix");
+        if (prefix != null) {
+            b.keyPrefix(prefix);
         }
         if (acks != null) {
             b.replicaAcks(acks);
@@ -274,7 +277,7 @@ public final class RedisLockStoreFactory implements LockStoreFactory {
         } catch (IllegalArgumentException e) {
             // Its message quotes the URL through the generic redaction, which a password with
             // unencoded / ? # can get past: quote it our way.
-            throw new IllegalArgumentException(e.getMessage().replace(StoreUrls.redact(url), safe(url)));
+            throw new IllegalArgumentException(String.valueOf(e.getMessage()).replace(StoreUrls.redact(url), safe(url)));
         }
         String clean = options.url();
         String afterScheme = clean.substring(clean.indexOf("://") + 3);

@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Redlock: one lock over N independent Redis masters (odd, at least 3). An acquire runs on every
@@ -326,7 +327,7 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
     }
 
     /** The answers of the nodes that answered in time, and how many did not. */
-    private record Replies<T>(List<T> values, int failed, String what, String firstError) {
+    private record Replies<T>(List<T> values, int failed, String what, @Nullable String firstError) {
         void requireQuorumAnswered(int quorum) {
             if (values.size() < quorum) {
                 throw new StoreUnavailableException("cannot " + what + ": only " + values.size() + " of "
@@ -354,7 +355,7 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
                 firstError = firstError != null ? firstError : "a node did not answer within " + nodeTimeout.toMillis() + " ms";
             } catch (ExecutionException e) {
                 failed++;
-                firstError = firstError != null ? firstError : String.valueOf(e.getCause().getMessage());
+                firstError = firstError != null ? firstError : String.valueOf((e.getCause() != null ? e.getCause() : e).getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 futures.forEach(x -> x.cancel(true));

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,7 @@ final class ReleaseChannel {
     /** Takes this store's waiter off a lock's queue, by lock name (best effort). */
     private final Consumer<String> leaveQueue;
     private final Map<String, Watchers> listeners = new ConcurrentHashMap<>();
-    private volatile StatefulRedisPubSubConnection<String, String> pubSub;
+    private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
     private boolean closed; // guarded by this
 
     /** The listeners on one channel, and how many messages it has had (to drop stale delayed wake-ups). */
@@ -49,7 +50,7 @@ final class ReleaseChannel {
         final List<ReleaseListener> list = new CopyOnWriteArrayList<>();
         final AtomicLong messages = new AtomicLong();
 
-        void tell(String token) {
+        void tell(@Nullable String token) {
             list.forEach(x -> x.released(token));
         }
     }
@@ -119,7 +120,8 @@ final class ReleaseChannel {
                 if (closed) {
                     throw new IllegalStateException("the LockStore " + description + " is closed");
                 }
-                if (pubSub == null) {
+                p = pubSub;
+                if (p == null) {
                     StatefulRedisPubSubConnection<String, String> ps = connector.get();
                     ps.addListener(new RedisPubSubAdapter<>() {
                         @Override
@@ -131,8 +133,8 @@ final class ReleaseChannel {
                         }
                     });
                     pubSub = ps;
+                    p = ps;
                 }
-                p = pubSub;
             }
         }
         return p;

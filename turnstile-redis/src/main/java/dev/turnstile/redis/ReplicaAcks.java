@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How many replicas must acknowledge (with {@code WAIT}) a write of the Redis store before it
@@ -43,7 +44,7 @@ final class ReplicaAcks {
     /** Connected replicas of a standalone master, as INFO last said (-1: not known yet). */
     private volatile int knownReplicas = -1;
     /** The master's replication ID as INFO last said: a new one means a new master (a failover, a restart). */
-    private volatile String knownReplicationId;
+    private volatile @Nullable String knownReplicationId;
     /** Whether the master of {@link #knownReplicationId} has had a replica: then it keeps needing one. */
     private volatile boolean hadReplicas;
     private volatile long checkedAt;
@@ -102,7 +103,7 @@ final class ReplicaAcks {
     }
 
     /** Takes in what {@code INFO replication} says. */
-    void learn(String info) {
+    void learn(@Nullable String info) {
         String text = info == null ? "" : info;
         Matcher m = CONNECTED_REPLICAS.matcher(text);
         int n = m.find() ? Integer.parseInt(m.group(1)) : 0;

@@ -20,6 +20,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,7 @@ final class ScriptRunner {
     /** How many replicas must acknowledge a write. */
     private final ReplicaAcks replicaAcks;
     /** The user whose password the URL gave (checked once connected), or null if none was given. */
-    private final String passwordUser;
+    private final @Nullable String passwordUser;
     /** Whether the URL asked for TLS ({@code rediss://}), for the failure messages ({@link RedisErrors}). */
     private final boolean tls;
     private final String description;
@@ -51,20 +52,21 @@ final class ScriptRunner {
     private final Map<String, String> shas = new ConcurrentHashMap<>();
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
-    private volatile RedisException connectFailure;
-    private volatile StatefulConnection<String, String> connection;
-    private volatile RedisClusterCommands<String, String> redis;
-    /** The async API of {@link #connection}; set before {@link #redis}, so a caller that saw redis sees it. */
-    private volatile RedisClusterAsyncCommands<String, String> async;
+    private volatile @Nullable RedisException connectFailure;
+    /** The command connection once opened, with its two APIs: published together, so a caller sees all three. */
+    private volatile @Nullable Open open;
+
+    private record Open(StatefulConnection<String, String> connection, RedisClusterCommands<String, String> sync,
+            RedisClusterAsyncCommands<String, String> async) {}
 
     ScriptRunner(Supplier<StatefulConnection<String, String>> connector,
             Function<StatefulConnection<String, String>, RedisClusterCommands<String, String>> syncOf, boolean cluster,
-            int replicaAcks, java.time.Duration replicaAckTimeout, String passwordUser, boolean tls, String description,
+            int replicaAcks, java.time.Duration replicaAckTimeout, @Nullable String passwordUser, boolean tls, String description,
             Runnable checkOpen) {
         this.connector = connector;
         this.syncOf = syncOf;
         this.cluster = cluster;
-        this.replicaAcks = new ReplicaAcks(replicaAcks, replicaAckTimeout, cluster, () -> connection, this::commands);
+        this.replicaAcks = new ReplicaAcks(replicaAcks, replicaAckTimeout, cluster, this::connectionIfOpen, this::commands);
         this.passwordUser = passwordUser;
         this.tls = tls;
         this.description = description;
@@ -108,11 +110,10 @@ final class ScriptRunner {
                 StatefulRedisConnection<String, String> node = replicaAcks.masterConnection(keys[0]);
                 return new Acked(result, node.sync().waitForReplication(required, ackMillis), required);
             }
-            RedisClusterCommands<String, String> cmd = commands();
-            @SuppressWarnings("unchecked")
-            RedisClusterAsyncCommands<String, String> async = ((StatefulRedisConnection<String, String>) connection).async();
-            long limit = connection.getTimeout().toNanos() + replicaAcks.timeout().toNanos();
-            String sha = sha(script, cmd);
+            Open o = opened();
+            RedisClusterAsyncCommands<String, String> async = o.async();
+            long limit = o.connection().getTimeout().toNanos() + replicaAcks.timeout().toNanos();
+            String sha = sha(script, o.sync());
             RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
             RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
             Long result;
@@ -147,10 +148,10 @@ final class ScriptRunner {
     @SuppressWarnings("TypeParameterUnusedInFormals") // the reply's type follows the ScriptOutputType given
     <T> T run(String verb, String name, String script, ScriptOutputType type, String[] keys, String... args) {
         try {
-            RedisClusterCommands<String, String> cmd = commands();
-            RedisClusterAsyncCommands<String, String> a = async;
-            long timeout = connection.getTimeout().toNanos();
-            String sha = sha(script, cmd);
+            Open o = opened();
+            RedisClusterAsyncCommands<String, String> a = o.async();
+            long timeout = o.connection().getTimeout().toNanos();
+            String sha = sha(script, o.sync());
             try {
                 return LettuceFutures.awaitOrCancel(a.<T>evalsha(sha, type, keys, args), timeout, TimeUnit.NANOSECONDS);
             } catch (RedisNoScriptException e) {
@@ -182,7 +183,7 @@ final class ScriptRunner {
      *
      * @throws StoreUnavailableException if the server cannot be asked
      */
-    String serverRunId() {
+    @Nullable String serverRunId() {
         try {
             Matcher m = Pattern.compile("run_id:([0-9a-fA-F]+)").matcher(commands().info("server"));
             return m.find() ? m.group(1) : null;
@@ -201,21 +202,28 @@ final class ScriptRunner {
     }
 
     /** The command connection once opened, else null (for best-effort work that must not connect). */
-    StatefulConnection<String, String> connectionIfOpen() {
-        return connection;
+    @Nullable StatefulConnection<String, String> connectionIfOpen() {
+        Open o = open;
+        return o == null ? null : o.connection();
     }
 
     /** The sync API of the command connection, which it opens if needed. */
-    @SuppressWarnings("unchecked")
     RedisClusterCommands<String, String> commands() {
+        return opened().sync();
+    }
+
+    /** The command connection and its APIs, opened if needed. */
+    @SuppressWarnings("unchecked")
+    private Open opened() {
         checkOpen.run();
-        RedisClusterCommands<String, String> c = redis;
+        Open c = open;
         if (c == null) {
             synchronized (this) {
                 // Again under the lock close() takes: a call that passed the first check while the
                 // store was being closed must not open a connection that nothing would close.
                 checkOpen.run();
-                if (redis == null) {
+                c = open;
+                if (c == null) {
                     // A server that accepts connections and never answers costs one connect
                     // timeout; the calls right after (the best-effort release of a failed acquire,
                     // other threads queued here) fail at once instead of paying it again.
@@ -248,21 +256,19 @@ final class ScriptRunner {
                         throw e;
                     }
                     connectFailure = null;
-                    connection = c0;
-                    async = cluster ? ((StatefulRedisClusterConnection<String, String>) c0).async()
-                            : ((StatefulRedisConnection<String, String>) c0).async();
-                    redis = sync;
+                    c = new Open(c0, sync, cluster ? ((StatefulRedisClusterConnection<String, String>) c0).async()
+                            : ((StatefulRedisConnection<String, String>) c0).async());
+                    open = c;
                     // Only the default user is asked about: it is the one that is nopass on a server
                     // without a password, and it may run ACL there. A named user is never probed: one
                     // without ACL permission would leave a "command denied" entry in ACL LOG per connect.
-                    if ("default".equals(passwordUser) && RedisErrors.acceptsAnyPassword(redis, passwordUser)) {
+                    if ("default".equals(passwordUser) && RedisErrors.acceptsAnyPassword(sync, "default")) {
                         log.warn("{}: the URL gives a password, but the server's user '{}' has none (nopass), so any "
                                 + "password is accepted: check that the URL names the server you meant, or set the "
                                 + "password on the server (ACL SETUSER {} resetpass >…)", description, passwordUser,
                                 passwordUser);
                     }
                 }
-                c = redis;
             }
         }
         return c;
@@ -270,7 +276,7 @@ final class ScriptRunner {
 
     /** Closes the command connection, if one was opened; called once the store counts as closed. */
     synchronized void close() {
-        closeConnection(connection);
+        closeConnection(connectionIfOpen());
     }
 
     /**
@@ -279,14 +285,14 @@ final class ScriptRunner {
      * store bean is destroyed) has closed it, and closing it again has Lettuce log "Connection is
      * already closed" at WARN on every shutdown.
      */
-    static void closeConnection(StatefulConnection<?, ?> c) {
+    static void closeConnection(@Nullable StatefulConnection<?, ?> c) {
         if (c instanceof RedisChannelHandler<?, ?> handler && handler.isClosed()) {
             return;
         }
         closeQuietly(c);
     }
 
-    static void closeQuietly(AutoCloseable c) {
+    static void closeQuietly(@Nullable AutoCloseable c) {
         if (c != null) {
             try {
                 c.close();

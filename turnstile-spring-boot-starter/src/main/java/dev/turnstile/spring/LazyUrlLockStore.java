@@ -15,6 +15,7 @@ import dev.turnstile.spi.StoreUrls;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store opened from {@code turnstile.store.url} that could not be reached at start-up: each
@@ -24,7 +25,8 @@ import java.util.Optional;
 final class LazyUrlLockStore implements LockStore, NotifiesReleases {
     private final String url;
     private final Object lock = new Object();
-    private volatile LockStore delegate;
+    /** The opened store; null until an operation could open it. */
+    private volatile @Nullable LockStore delegate;
     private volatile boolean closed;
 
     LazyUrlLockStore(String url) {

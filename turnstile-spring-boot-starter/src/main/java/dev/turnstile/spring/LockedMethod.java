@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -52,7 +53,8 @@ final class LockedMethod {
 
     private final Method method;
     private final String where;
-    private final String staticName;
+    /** The lock name when it has no expression, else null (evaluated per call). */
+    private final @Nullable String staticName;
     /** The text of the annotation as written, for messages. */
     private final String template;
     /** The name's parts in order: literal text (placeholders resolved) or an expression. */
@@ -60,7 +62,7 @@ final class LockedMethod {
     private final JobOptions options;
     private final boolean returnsOptional;
 
-    private LockedMethod(Method method, String where, String staticName, String template, List<Object> parts,
+    private LockedMethod(Method method, String where, @Nullable String staticName, String template, List<Object> parts,
             JobOptions options) {
         this.method = method;
         this.where = where;
@@ -238,7 +240,7 @@ final class LockedMethod {
     }
 
     /** What a skipped call returns: empty for an {@code Optional} method, else null. */
-    Object skippedValue() {
+    @Nullable Object skippedValue() {
         return returnsOptional ? Optional.empty() : null;
     }
 
@@ -247,7 +249,7 @@ final class LockedMethod {
      *
      * @throws IllegalArgumentException if a SpEL name fails or evaluates to an invalid name
      */
-    String name(Object target, Object[] args, BeanFactory beanFactory) {
+    String name(@Nullable Object target, Object[] args, @Nullable BeanFactory beanFactory) {
         if (staticName != null) {
             return staticName;
         }
@@ -286,9 +288,12 @@ final class LockedMethod {
      * assignment), the bean as {@code #root}, the arguments by name and as {@code #p0}/{@code #a0},
      * and {@code @bean} references.
      */
-    private EvaluationContext context(Object target, Object[] args, BeanFactory beanFactory) {
-        SimpleEvaluationContext simple = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods()
-                .withRootObject(target).build();
+    private EvaluationContext context(@Nullable Object target, Object[] args, @Nullable BeanFactory beanFactory) {
+        SimpleEvaluationContext.Builder builder = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods();
+        if (target != null) { // else (no target object) the root stays null, as the builder leaves it
+            builder.withRootObject(target);
+        }
+        SimpleEvaluationContext simple = builder.build();
         String[] names = PARAMETER_NAMES.getParameterNames(method);
         for (int i = 0; i < args.length; i++) {
             simple.setVariable("p" + i, args[i]);

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
@@ -45,7 +46,7 @@ final class LockedMethodInterceptor implements MethodInterceptor {
     }
 
     @Override
-    public Object invoke(MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
         Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
         Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
@@ -69,7 +70,7 @@ final class LockedMethodInterceptor implements MethodInterceptor {
         return locked.skippedValue();
     }
 
-    private static Object proceed(MethodInvocation invocation) throws Exception {
+    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
         try {
             return invocation.proceed();
         } catch (Exception | Error e) {

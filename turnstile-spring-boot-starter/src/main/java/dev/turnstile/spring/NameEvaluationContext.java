@@ -2,6 +2,7 @@ package dev.turnstile.spring;
 
 import java.util.List;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.ConstructorResolver;
 import org.springframework.expression.EvaluationContext;
@@ -22,9 +23,10 @@ import org.springframework.expression.spel.support.SimpleEvaluationContext;
  */
 final class NameEvaluationContext implements EvaluationContext {
     private final SimpleEvaluationContext delegate;
-    private final BeanResolver beans;
+    /** Resolves {@code @bean} references; null without a bean factory. */
+    private final @Nullable BeanResolver beans;
 
-    NameEvaluationContext(SimpleEvaluationContext delegate, BeanResolver beans) {
+    NameEvaluationContext(SimpleEvaluationContext delegate, @Nullable BeanResolver beans) {
         this.delegate = delegate;
         this.beans = beans;
     }
@@ -55,7 +57,7 @@ final class NameEvaluationContext implements EvaluationContext {
     }
 
     @Override
-    public BeanResolver getBeanResolver() {
+    public @Nullable BeanResolver getBeanResolver() {
         return beans;
     }
 
@@ -85,12 +87,12 @@ final class NameEvaluationContext implements EvaluationContext {
     }
 
     @Override
-    public void setVariable(String name, Object value) {
+    public void setVariable(String name, @Nullable Object value) {
         delegate.setVariable(name, value);
     }
 
     @Override
-    public Object lookupVariable(String name) {
+    public @Nullable Object lookupVariable(String name) {
         return delegate.lookupVariable(name);
     }
 

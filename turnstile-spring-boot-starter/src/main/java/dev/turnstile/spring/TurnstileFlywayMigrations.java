@@ -4,6 +4,7 @@ import dev.turnstile.jdbc.Migrations;
 import dev.turnstile.jdbc.SqlDialect;
 import java.util.Locale;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,7 +94,8 @@ final class TurnstileFlywayMigrations {
     static final class Run {
         private Run() {}
 
-        static int migrate(DataSource dataSource, String location, String historyTable, String schema) {
+        /** Runs the migrations; {@code schema} null means the connection's default schema. */
+        static int migrate(DataSource dataSource, String location, String historyTable, @Nullable String schema) {
             org.flywaydb.core.api.configuration.FluentConfiguration config = org.flywaydb.core.Flyway
                     .configure(TurnstileFlywayMigrations.class.getClassLoader())
                     .dataSource(dataSource)

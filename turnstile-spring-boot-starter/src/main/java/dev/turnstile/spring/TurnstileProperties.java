@@ -2,6 +2,7 @@ package dev.turnstile.spring;
 
 import dev.turnstile.job.StoreFailurePolicy;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -19,7 +20,7 @@ public class TurnstileProperties {
      * Readable holder identity stored with every lock this instance takes. Default: host name,
      * process id and a short random part, so two JVMs on one host never look alike.
      */
-    private String owner;
+    private @Nullable String owner;
 
     private final Store store = new Store();
 
@@ -46,7 +47,7 @@ public class TurnstileProperties {
     }
 
     /** {@return the owner, or null for the default} */
-    public String getOwner() {
+    public @Nullable String getOwner() {
         return owner;
     }
 
@@ -55,7 +56,7 @@ public class TurnstileProperties {
      *
      * @param owner the owner, or null for the default
      */
-    public void setOwner(String owner) {
+    public void setOwner(@Nullable String owner) {
         this.owner = owner;
     }
 
@@ -123,7 +124,7 @@ public class TurnstileProperties {
          * set, it wins over the application's DataSource and Redis connection. Keep passwords in
          * an environment variable (TURNSTILE_STORE_URL).
          */
-        private String url;
+        private @Nullable String url;
 
         /**
          * Whether a store that cannot be used at start fails the start-up. Unset (the default): a
@@ -132,24 +133,24 @@ public class TurnstileProperties {
          * indicator reports the store DOWN and locked methods skip their runs (logged at ERROR)
          * until it is back. {@code true}: both fail it. {@code false}: neither does.
          */
-        private Boolean failFast;
+        private @Nullable Boolean failFast;
 
         /** {@return the URL, or null} */
-        public String getUrl() {
+        public @Nullable String getUrl() {
             return url;
         }
 
         /**
-         * Sets the URL.
+         * Sets the URL, or null for none.
          *
-         * @param url the URL
+         * @param url the URL, or null for none
          */
-        public void setUrl(String url) {
+        public void setUrl(@Nullable String url) {
             this.url = url;
         }
 
         /** {@return whether a store that cannot be used fails the start-up, or null for the default rule} */
-        public Boolean getFailFast() {
+        public @Nullable Boolean getFailFast() {
             return failFast;
         }
 
@@ -158,7 +159,7 @@ public class TurnstileProperties {
          *
          * @param failFast whether a store that cannot be used fails the start-up (null: the default rule)
          */
-        public void setFailFast(Boolean failFast) {
+        public void setFailFast(@Nullable Boolean failFast) {
             this.failFast = failFast;
         }
     }
@@ -182,7 +183,7 @@ public class TurnstileProperties {
          * connections or more (HikariCP's maximum pool size), off otherwise, so a pool of one is
          * never starved.
          */
-        private Boolean notifyForcedReleases;
+        private @Nullable Boolean notifyForcedReleases;
 
         /** Turnstile's own Flyway migrations of the lock table. */
         private final Flyway flyway = new Flyway();
@@ -193,7 +194,7 @@ public class TurnstileProperties {
         }
 
         /** {@return whether to listen for forced releases, or null for the pool-size rule} */
-        public Boolean getNotifyForcedReleases() {
+        public @Nullable Boolean getNotifyForcedReleases() {
             return notifyForcedReleases;
         }
 
@@ -202,7 +203,7 @@ public class TurnstileProperties {
          *
          * @param notifyForcedReleases whether to listen for forced releases (null: the pool-size rule)
          */
-        public void setNotifyForcedReleases(Boolean notifyForcedReleases) {
+        public void setNotifyForcedReleases(@Nullable Boolean notifyForcedReleases) {
             this.notifyForcedReleases = notifyForcedReleases;
         }
 

@@ -1,5 +1,7 @@
 package dev.turnstile.spring;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The lock store cannot be used at start and the settings say that fails the start-up: Spring
  * Boot prints it through {@link TurnstileFailureAnalyzer}, as what went wrong and what to do,
@@ -10,7 +12,7 @@ final class TurnstileStartupException extends IllegalStateException {
 
     private final String action;
 
-    TurnstileStartupException(String message, String action, Throwable cause) {
+    TurnstileStartupException(String message, String action, @Nullable Throwable cause) {
         super(message, cause);
         this.action = action;
     }

@@ -8,7 +8,9 @@ import dev.turnstile.jdbc.SqlDialect;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.StoreUrls;
+import java.util.Objects;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -38,7 +40,7 @@ final class TurnstileStoreConfigurations {
      * @param fix for a schema problem, the setting that fixes it in this application and the DDL,
      *     or null to keep the store's own advice
      */
-    static LockStore checked(LockStore store, TurnstileProperties props, java.util.function.Supplier<String> fix) {
+    static LockStore checked(LockStore store, TurnstileProperties props, java.util.function.@Nullable Supplier<String> fix) {
         log.info("Turnstile lock store: {}", store.description());
         Boolean failFast = props.getStore().getFailFast();
         try {
@@ -110,7 +112,7 @@ final class TurnstileStoreConfigurations {
     }
 
     /** The DDL for {@code table} on {@code dataSource}'s database, or null if it cannot be told. */
-    static String ddl(DataSource dataSource, String table) {
+    static @Nullable String ddl(DataSource dataSource, String table) {
         try (java.sql.Connection c = dataSource.getConnection()) {
             return SqlDialect.detect(c.getMetaData()).createTable(table);
         } catch (java.sql.SQLException | RuntimeException e) {
@@ -130,7 +132,8 @@ final class TurnstileStoreConfigurations {
 
         @Bean(destroyMethod = "close")
         LockStore turnstileLockStore(TurnstileProperties props) {
-            String url = props.getStore().getUrl().trim();
+            // set: this configuration is @ConditionalOnProperty turnstile.store.url
+            String url = Objects.requireNonNull(props.getStore().getUrl(), "turnstile.store.url").trim();
             try {
                 LockStores.factoryFor(url);
                 LockStores.checkUserInfo(url);

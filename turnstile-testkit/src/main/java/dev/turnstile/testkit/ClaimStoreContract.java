@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -36,6 +37,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
@@ -130,7 +132,7 @@ public abstract class ClaimStoreContract {
      * @param table the task table
      * @return the store and its proxy, or null
      */
-    protected Partitionable partitionableStore(ClaimTable table) {
+    protected @Nullable Partitionable partitionableStore(ClaimTable table) {
         return null;
     }
 
@@ -153,7 +155,8 @@ public abstract class ClaimStoreContract {
      * @param configure more settings, or null
      * @return the claimer
      */
-    protected TaskClaimer claimer(ClaimTable table, Duration timeout, java.util.function.UnaryOperator<TaskClaimer.Builder> configure) {
+    protected TaskClaimer claimer(ClaimTable table, Duration timeout,
+            java.util.function.@Nullable UnaryOperator<TaskClaimer.Builder> configure) {
         ClaimStore store = newStore(table);
         opened.add(store);
         TaskClaimer.Builder b = TaskClaimer.builder(store).lockTimeout(timeout);
@@ -163,7 +166,8 @@ public abstract class ClaimStoreContract {
     }
 
     /** Opens a claimer over a store the test made, both closed after the test. */
-    private TaskClaimer claimer(ClaimStore store, Duration timeout, java.util.function.UnaryOperator<TaskClaimer.Builder> configure) {
+    private TaskClaimer claimer(ClaimStore store, Duration timeout,
+            java.util.function.@Nullable UnaryOperator<TaskClaimer.Builder> configure) {
         opened.add(store);
         TaskClaimer.Builder b = TaskClaimer.builder(store).lockTimeout(timeout);
         TaskClaimer c = (configure == null ? b : configure.apply(b)).build();
@@ -301,7 +305,7 @@ public abstract class ClaimStoreContract {
             assertThat(claim.relock()).isEqualTo(ClaimOutcome.APPLIED);
             long after = System.currentTimeMillis();
             long due = lockedAtOf(t, claim.id()) + timeout.toMillis();
-            long delay = expected.get(claim.id());
+            long delay = Objects.requireNonNull(expected.get(claim.id()), "a task this test inserted");
             assertThat(due).as("due time of %s", claim.id()).isBetween(before + delay - 1500, after + delay + 1500);
         }
         assertThat(c.claimNext(ClaimFilter.where("phase", "Waiting"))).isEmpty();
@@ -365,6 +369,7 @@ public abstract class ClaimStoreContract {
 
     @Test
     @DisplayName("bad input: an undeclared filter column, a bad batch size, a bad column in a write")
+    @SuppressWarnings("NullAway") // passes a null filter on purpose, to see it rejected
     void badInput() {
         ClaimTable t = freshTable();
         TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
@@ -476,8 +481,9 @@ public abstract class ClaimStoreContract {
 
     /** The calls' bytes are held on the network, by the subclass's proxy; skipped if it has none. */
     private Partition onTheNetwork(ClaimTable t) {
-        Partitionable p = partitionableStore(t);
-        Assumptions.assumeTrue(p != null, "the store has no network connection to hold");
+        Partitionable maybe = partitionableStore(t);
+        Assumptions.assumeTrue(maybe != null, "the store has no network connection to hold");
+        Partitionable p = Objects.requireNonNull(maybe, "assumed above");
         proxies.add(p.proxy());
         HoldingClaimStore store = new HoldingClaimStore(p.store()); // its gate stays open: it counts heartbeats in flight
         return new Partition(store, p.proxy()::hold, p.proxy()::release);
@@ -567,7 +573,8 @@ public abstract class ClaimStoreContract {
             await().atMost(ms(2000)).until(() -> lostAt.get() != 0);
             assertThat((takenStart - lostAt.get()) / 1_000_000.0)
                     .as("ms from A's lost() completing to the start of B's successful claim").isPositive();
-            assertThat(loss.get().reason()).contains("lock timeout passed");
+            // lost() completed (lostAt is set): loss was set just before
+            assertThat(Objects.requireNonNull(loss.get(), "loss").reason()).contains("lock timeout passed");
             assertThat(claim.isHeld()).isFalse();
             assertThat(partition.store().heartbeatsInFlight()).as("A's heartbeat still hangs").isPositive();
         } finally {
@@ -578,7 +585,7 @@ public abstract class ClaimStoreContract {
         await().atMost(ms(20_000)).until(() -> partition.store().heartbeatsInFlight() == 0);
         assertThat(claim.isHeld()).isFalse();
         assertThat(claim.heartbeat()).isEqualTo(ClaimOutcome.LOST);
-        assertThat(taken.moveTo("Done")).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(Objects.requireNonNull(taken, "asserted not null above").moveTo("Done")).isEqualTo(ClaimOutcome.APPLIED);
         assertThat(phaseOf(t, "g")).isEqualTo("Done");
     }
 

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
@@ -162,8 +163,9 @@ public final class ClaimWorker {
             Thread.sleep(50);
         }
         assertThat(resumed).as("resumed after the timeout").isNotNull();
-        assertThat(resumed.version()).isGreaterThan(heldVersion);
-        return resumed;
+        Claim got = Objects.requireNonNull(resumed, "asserted not null above");
+        assertThat(got.version()).isGreaterThan(heldVersion);
+        return got;
     }
 
     private static String logs(Path dir) throws IOException {

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,7 +94,7 @@ public abstract class ClockStepContract {
     }
 
     /** One holder's run; returns what went wrong, or null. */
-    private String scenario(LockStore observer, String step, long stepMs, boolean releaseLate) {
+    private @Nullable String scenario(LockStore observer, String step, long stepMs, boolean releaseLate) {
         String name = "clock-step-" + UUID.randomUUID();
         String what = "clock " + step + ", release " + (releaseLate ? "after" : "before") + " lockAtLeastFor "
                 + AT_LEAST.toMillis() + " ms";

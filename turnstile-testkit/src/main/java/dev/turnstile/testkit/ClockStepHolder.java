@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A lock holder in a child JVM whose wall clock can be stepped while it holds the lock, for tests
@@ -265,19 +266,27 @@ public final class ClockStepHolder implements AutoCloseable {
                     case "clock" -> out.println("ts> clock " + System.currentTimeMillis());
                     case "extend" -> {
                         try {
-                            lease.extend(options.lockAtMostFor());
+                            acquired(lease).extend(options.lockAtMostFor());
                             out.println("ts> extend done");
                         } catch (LeaseLostException e) {
                             out.println("ts> extend refused");
                         }
                     }
                     case "release" -> {
-                        out.println("ts> released " + lease.release());
+                        out.println("ts> released " + acquired(lease).release());
                         return;
                     }
                     default -> throw new IllegalArgumentException("unknown command '" + line + "'");
                 }
             }
         }
+    }
+
+    /** The lease of the child's "acquire": a parent that sends "extend" or "release" first is wrong. */
+    private static Lease acquired(@Nullable Lease lease) {
+        if (lease == null) {
+            throw new IllegalStateException("no lease: the parent must send 'acquire' first");
+        }
+        return lease;
     }
 }

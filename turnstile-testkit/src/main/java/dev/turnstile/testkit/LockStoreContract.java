@@ -277,7 +277,7 @@ public abstract class LockStoreContract {
             try {
                 List<Future<?>> futures = new ArrayList<>();
                 for (int i = 0; i < threads; i++) {
-                    Turnstile t = oneClient ? shared : client();
+                    Turnstile t = shared != null ? shared : client(); // shared is there if oneClient
                     futures.add(pool.submit(() -> {
                         for (int r = 0; r < rounds; r++) {
                             try (Lease lease = held(t.acquire(name, ttl(30_000), Duration.ofSeconds(60)))) {
@@ -975,6 +975,7 @@ public abstract class LockStoreContract {
 
         @Test
         @DisplayName("null and over-long names are rejected")
+        @SuppressWarnings("NullAway") // passes a null name on purpose, to see it rejected
         void nullAndLongNames() {
             Turnstile t = client();
             assertThatThrownBy(() -> t.tryAcquire(null, ttl(1_000))).isInstanceOf(IllegalArgumentException.class)

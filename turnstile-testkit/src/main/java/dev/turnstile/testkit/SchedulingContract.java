@@ -23,6 +23,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
@@ -136,8 +137,10 @@ public abstract class SchedulingContract {
                 JobResult<Long> result = f.get(10, TimeUnit.SECONDS);
                 if (result.ran()) {
                     ran++;
-                    fences.add(result.value());
-                    assertThat(result.fence()).hasValue(result.value());
+                    // a job that ran has the fence it returned as its value
+                    Long value = Objects.requireNonNull(result.value(), "the value of a job that ran");
+                    fences.add(value);
+                    assertThat(result.fence()).hasValue(value);
                 } else {
                     assertThat(result.status()).isEqualTo(JobResult.Status.SKIPPED_BUSY);
                 }

@@ -3,6 +3,7 @@ package dev.turnstile.zookeeper;
 import dev.turnstile.StoreUnavailableException;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Lets a store call through only with a connection: it waits for one at most the client's
@@ -21,7 +22,7 @@ final class ConnectGate {
     private volatile long failedAt;
     private volatile boolean failed;
     /** Why the last connect failed, in words (see {@link Unreachable}); null before one has. */
-    private volatile String failure;
+    private volatile @Nullable String failure;
 
     ConnectGate(CuratorFramework client, SessionGuard session, String description) {
         this.client = client;

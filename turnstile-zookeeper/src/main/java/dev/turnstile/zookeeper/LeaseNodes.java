@@ -17,6 +17,7 @@ import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lease nodes of one store: an acquire that does not wait (one transaction when the lock is
@@ -54,8 +55,8 @@ final class LeaseNodes {
         own.put(token, lease);
     }
 
-    /** The node of this store's lease of {@code token}, if it granted one and has not seen it end. */
-    Found own(String token) {
+    /** The node of this store's lease of {@code token}, if it granted one and has not seen it end; else null. */
+    @Nullable Found own(String token) {
         return own.get(token);
     }
 
@@ -122,8 +123,8 @@ final class LeaseNodes {
         return s;
     }
 
-    /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes. */
-    private Found find(String name, String token) {
+    /** Finds the node of {@code token}: this store's own record first, else a scan of the lock's nodes; null if none. */
+    private @Nullable Found find(String name, String token) {
         String parent = nodes.lockPath(name);
         Found known = own.get(token);
         if (known != null && known.path().startsWith(parent + "/")) {
@@ -141,7 +142,7 @@ final class LeaseNodes {
         return null;
     }
 
-    private Found read(String path, String token) {
+    private @Nullable Found read(String path, String token) {
         Stat stat = new Stat();
         try {
             NodeData data = NodeData.parse(client.getData().storingStatIn(stat).forPath(path));

@@ -5,9 +5,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an operator asks of a ZooKeeper store: who holds which lock, and a forced release. Both
@@ -41,7 +43,10 @@ final class LockAdmin {
             if (h != null) {
                 long fence = h.data().fence() != null ? h.data().fence() : h.stat().getCzxid();
                 long acquired = h.data().leaseStartMs(h.stat());
-                out.add(new LockInfo(name, h.data().owner(), fence, Instant.ofEpochMilli(acquired),
+                // a node whose JSON has no owner (not written by Turnstile) is held by nobody known,
+                // as NodeData.parse says of an unreadable one
+                String owner = Objects.requireNonNullElse(h.data().owner(), "?");
+                out.add(new LockInfo(name, owner, fence, Instant.ofEpochMilli(acquired),
                         Instant.ofEpochMilli(h.data().expiresAtMs(h.stat()))));
             }
         }
@@ -52,7 +57,7 @@ final class LockAdmin {
     private record Holder(String path, Stat stat, NodeData data) {}
 
     /** The unexpired hold marker, else the lowest unexpired lease node, of a lock; null if free. */
-    private Holder holder(String parent, long now) {
+    private @Nullable Holder holder(String parent, long now) {
         List<String> children = nodes.children(parent);
         List<String> order = new ArrayList<>();
         if (children.contains(LockNodes.HOLD)) {

@@ -15,6 +15,7 @@ import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -175,7 +176,8 @@ final class LockNodes {
      * receives the expiry (server time) of the first unexpired node ahead. If {@code mine} is given
      * and that node is not among the children, returns {@link #MISSING}.
      */
-    String ahead(String parent, long seq, long now, String token, long[] blocker, String mine) {
+    @Nullable String ahead(String parent, long seq, long now, String token, long @Nullable [] blocker,
+            @Nullable String mine) {
         String own = nodePrefix(token);
         while (true) {
             List<String> children = children(parent);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a lock node holds, as JSON readable with {@code zkCli.sh get}. The times in it are for people
@@ -13,6 +14,9 @@ import org.apache.zookeeper.data.Stat;
  * {@code mtime}, the ensemble's clock) plus {@code ttl_ms}, or from {@code until_ms} on a
  * {@code lockAtLeastFor} hold marker (itself a server time: the lease node's {@code ctime} plus the
  * minimum hold).
+ *
+ * <p>Any component may be null: each kind of node leaves some out, and a node's JSON (read back from
+ * ZooKeeper, where anyone may have written it) need not carry any of them.
  *
  * @param owner the readable holder identity
  * @param token the ownership token
@@ -30,16 +34,16 @@ import org.apache.zookeeper.data.Stat;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record NodeData(
-        @JsonProperty("owner") String owner,
-        @JsonProperty("token") String token,
-        @JsonProperty("ttl_ms") Long ttlMs,
-        @JsonProperty("from") String from,
-        @JsonProperty("acquired_at") String acquiredAt,
-        @JsonProperty("expires_at") String expiresAt,
-        @JsonProperty("fence") Long fence,
-        @JsonProperty("until_ms") Long untilMs,
-        @JsonProperty("acquired_at_ms") Long acquiredAtMs,
-        @JsonProperty("queued") Boolean queued) {
+        @JsonProperty("owner") @Nullable String owner,
+        @JsonProperty("token") @Nullable String token,
+        @JsonProperty("ttl_ms") @Nullable Long ttlMs,
+        @JsonProperty("from") @Nullable String from,
+        @JsonProperty("acquired_at") @Nullable String acquiredAt,
+        @JsonProperty("expires_at") @Nullable String expiresAt,
+        @JsonProperty("fence") @Nullable Long fence,
+        @JsonProperty("until_ms") @Nullable Long untilMs,
+        @JsonProperty("acquired_at_ms") @Nullable Long acquiredAtMs,
+        @JsonProperty("queued") @Nullable Boolean queued) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -49,7 +53,8 @@ record NodeData(
     }
 
     /** The data of an extend of a lease that started at {@code startedMs} (server time, epoch ms). */
-    static NodeData extended(String owner, String token, long ttlMs, String from, long clientNowMs, Long startedMs) {
+    static NodeData extended(@Nullable String owner, String token, long ttlMs, String from, long clientNowMs,
+            @Nullable Long startedMs) {
         return new NodeData(owner, token, ttlMs, from, java.time.Instant.ofEpochMilli(clientNowMs).toString(),
                 java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, startedMs, null);
     }
@@ -96,7 +101,7 @@ record NodeData(
     }
 
     /** Reads node data; a node that is not Turnstile's (unreadable) counts as held forever by nobody known. */
-    static NodeData parse(byte[] bytes) {
+    static NodeData parse(byte @Nullable [] bytes) {
         if (bytes == null || bytes.length == 0) {
             return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null);
         }

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -168,7 +169,9 @@ final class Unreachable {
         } catch (SocketTimeoutException e) {
             return new Look(NO_ANSWER, server);
         } catch (IOException e) {
-            return new Look("%s: " + e.getMessage().replace("%", "%%"), server);
+            // an IOException need not have a message: then its class says what went wrong
+            String message = Objects.requireNonNullElse(e.getMessage(), e.getClass().getName());
+            return new Look("%s: " + message.replace("%", "%%"), server);
         }
     }
 }

@@ -22,6 +22,7 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +85,7 @@ final class WaitingLine {
         volatile long serverNowAt;
         volatile long lastTry = System.nanoTime();
         volatile boolean open = true;
-        volatile String watched;
+        volatile @Nullable String watched;
 
         Place(String name, String parent, Created c, NodeData data) {
             this.name = name;

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -306,7 +307,7 @@ public final class ZooKeeperLockStore implements LockStore, NotifiesReleases, Se
         private boolean ownsClient;
         private long sessionTimeoutMs = 60_000;
         private String basePath = DEFAULT_BASE;
-        private String description;
+        private @Nullable String description;
         private long queueTimeoutMs = DEFAULT_QUEUE_TIMEOUT.toMillis();
         private long holdSweepIntervalMs = DEFAULT_HOLD_SWEEP_INTERVAL.toMillis();
 

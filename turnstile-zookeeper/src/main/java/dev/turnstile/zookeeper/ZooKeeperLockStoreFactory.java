@@ -16,6 +16,7 @@ import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens ZooKeeper stores from URLs:
@@ -49,8 +50,8 @@ public final class ZooKeeperLockStoreFactory implements LockStoreFactory {
     }
 
     /** A parsed URL: the connect string, the namespace, credentials and options. */
-    record Parsed(String connect, String namespace, String auth, Duration sessionTimeout, Duration connectTimeout,
-            String basePath, Duration queueTimeout, String description) {}
+    record Parsed(String connect, @Nullable String namespace, @Nullable String auth, Duration sessionTimeout,
+            Duration connectTimeout, String basePath, Duration queueTimeout, String description) {}
 
     static Parsed parse(String url) {
         StoreUrlOptions o = StoreUrlOptions.parse(url, KNOWN, false);

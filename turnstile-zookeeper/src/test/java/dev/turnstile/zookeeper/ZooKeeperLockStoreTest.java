@@ -59,6 +59,18 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    /** A lease node of JSON without an owner (not written by Turnstile) is listed as held by nobody known. */
+    @Test
+    void aForeignLeaseNodeWithoutAnOwnerIsListedWithAnUnknownOwner() throws Exception {
+        try (CuratorFramework c = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).basePath("/foreign-test").build()) {
+            String name = unique("foreign");
+            c.create().creatingParentsIfNeeded().forPath(store.lockPath(name) + "/someone-lock-0000000000",
+                    "{\"ttl_ms\":600000}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(store.heldLocks()).filteredOn(l -> l.name().equals(name)).singleElement()
+                    .satisfies(l -> assertThat(l.owner()).isEqualTo("?"));
+        }
+    }
+
     @Test
     void theHolderNodeIsReadableJsonWithOwnerAndTimes() throws Exception {
         try (CuratorFramework c = curator(); ZooKeeperLockStore store = ZooKeeperLockStore.builder(c).build();

@@ -7,6 +7,7 @@ import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -88,7 +89,7 @@ public class TurnstileEndpoint {
 
     /** Kept apart so that the endpoint loads without spring-web and the servlet API. */
     private static final class ServletRemote {
-        static String address() {
+        static @Nullable String address() {
             if (org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
                     instanceof org.springframework.web.context.request.ServletRequestAttributes attrs) {
                 return attrs.getRequest().getRemoteAddr();
@@ -113,10 +114,10 @@ public class TurnstileEndpoint {
      * @param name the lock name
      * @param owner the holder
      * @param fence the holder's fence
-     * @param acquiredAt when it was acquired
-     * @param expiresAt when the lease ends unless renewed
+     * @param acquiredAt when it was acquired (null if the store did not say)
+     * @param expiresAt when the lease ends unless renewed (null if the store did not say)
      */
-    public record LockView(String name, String owner, long fence, String acquiredAt, String expiresAt) {
+    public record LockView(String name, String owner, long fence, @Nullable String acquiredAt, @Nullable String expiresAt) {
         static LockView of(LockInfo l) {
             return new LockView(l.name(), l.owner(), l.fence(), text(l.acquiredAt()), text(l.expiresAt()));
         }
@@ -125,7 +126,8 @@ public class TurnstileEndpoint {
             return new LockView(l.name(), l.owner(), l.fence(), text(l.acquiredAt()), text(l.expiresAt()));
         }
 
-        private static String text(Instant i) {
+        // a store outside Turnstile (through the SPI) may leave a time out: shown as null, not a failure
+        private static @Nullable String text(@Nullable Instant i) {
             return i != null ? i.toString() : null;
         }
     }
@@ -135,7 +137,7 @@ public class TurnstileEndpoint {
      *
      * @param name the lock name
      * @param released whether a held lock was freed
-     * @param previousOwner who held it, if it was held
+     * @param previousOwner who held it, if it was held; else null
      */
-    public record ReleaseReport(String name, boolean released, String previousOwner) {}
+    public record ReleaseReport(String name, boolean released, @Nullable String previousOwner) {}
 }
