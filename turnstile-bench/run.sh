@@ -10,7 +10,8 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff] [--rebuild|--no-build]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling]
+#          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
 # cross-process hand-off against InterProcessMutex; --only zookeeper-handoff runs the hand-off alone.
@@ -19,6 +20,9 @@
 # --only mongo starts mongo-java-server (MongoBenchServer, in-memory) in a JVM of its own on a free port
 # and measures the raw driver floor, the store's own commands sent raw (server-clock floor), Turnstile and
 # ShedLock's MongoLockProvider; not part of the default run.
+# --only scheduling: one locked run of an empty job on 1 thread through JobRunner, @TurnstileLock, the
+# ShedLock bridge, and ShedLock's own executor and @SchedulerLock, each beside the bare Turnstile
+# tryAcquire + release (PostgreSQL, then Redis); part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
@@ -54,12 +58,12 @@ while (($#)); do
     --only) only="$2"; shift 2 ;;
     --rebuild) build=always; shift ;;
     --no-build) build=never; shift ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper or zookeeper-handoff" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff or scheduling" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -86,6 +90,9 @@ if [[ $only == all || $only == handoff ]]; then
 fi
 if [[ $only == all || $only == redis ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.RedisBench
+fi
+if [[ $only == all || $only == scheduling ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.SchedulingBench
 fi
 if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis

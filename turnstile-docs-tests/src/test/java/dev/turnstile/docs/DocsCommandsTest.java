@@ -1,0 +1,279 @@
+package dev.turnstile.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shell commands the docs show are checked too, as the Java and Maven blocks are by
+ * {@link SnippetsTest}: every command of this project's (the {@code turnstile} CLI, and the
+ * scripts under {@code scripts/}, {@code turnstile-bench/}, {@code turnstile-chaos/} and
+ * {@code examples/}) names a script that exists and options that the script or the CLI takes, and
+ * the README's main job runs as written and does what the README says it does. The other commands
+ * (the test suite itself, the benchmarks, the chaos runs, a release) take minutes to an hour: CI runs
+ * the test suite and the release, and each of the others says in its page how long it takes.
+ */
+class DocsCommandsTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    /** The blocks a reader runs in a shell: sh and its kin, and blocks with no language (usage, cron lines). */
+    private static final Set<String> SHELL = Set.of("sh", "bash", "shell", "console", "");
+    private static final Pattern SCRIPT = Pattern.compile("(scripts/[\\w-]+\\.sh|turnstile-bench/[\\w-]+\\.sh|turnstile-chaos/run\\.sh"
+            + "|examples/[\\w-]+/run\\.sh)");
+    private static final Set<String> SUBCOMMANDS = Set.of("run", "locks", "release", "schema");
+    private static final Set<String> SEPARATORS = Set.of(";", "&&", "||", "|", "&", "{", "}", "(", ")");
+
+    @TempDir Path dir;
+
+    /** One command of this project's in a page: the program as written, and its words up to the next shell separator. */
+    record Command(String page, String program, List<String> words) {
+        List<String> options() {
+            List<String> out = new ArrayList<>();
+            for (String word : words) {
+                if (word.equals("--")) {
+                    break; // turnstile run: the command to run starts here
+                }
+                // usage lines write optional parts as [--x V] and alternatives as -q|--quiet
+                for (String part : word.replaceAll("[\\[\\]]", "").split("\\|")) {
+                    if (part.matches("--?[a-zA-Z][\\w-]*(=.*)?")) {
+                        out.add(part.replaceAll("=.*", ""));
+                    }
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public String toString() {
+            return page + ": " + program + " " + String.join(" ", words);
+        }
+    }
+
+    @Test
+    void everyCommandNamesAScriptThatExistsAndOptionsItTakes() throws Exception {
+        List<Command> commands = commands();
+        assertThat(commands).as("commands found in the docs").hasSizeGreaterThan(15);
+        assertThat(commands).as("a CLI command and a script found").anyMatch(c -> c.program().endsWith("turnstile"))
+                .anyMatch(c -> c.program().endsWith(".sh"));
+        Map<String, String> helps = new HashMap<>();
+        Set<String> checked = new java.util.TreeSet<>();
+        List<String> problems = new ArrayList<>();
+        for (Command c : commands) {
+            if (c.program().endsWith(".sh")) {
+                Path script = ROOT.resolve(c.program());
+                if (!Files.isExecutable(script)) {
+                    problems.add(c + ": " + c.program() + " does not exist or is not executable");
+                    continue;
+                }
+                String text = Files.readString(script);
+                for (String option : c.options()) {
+                    if (option.startsWith("--") && !Pattern.compile("(?m)(^|[\\s(|])" + Pattern.quote(option) + "(\\s*[|)]|=\\*)")
+                            .matcher(text).find()) {
+                        problems.add(c + ": " + c.program() + " has no option " + option);
+                    }
+                }
+            } else {
+                String sub = c.words().stream().filter(w -> !w.startsWith("-")).findFirst().orElse("");
+                List<String> options = c.options();
+                if (sub.isEmpty() || sub.equals("--")) {
+                    options.removeAll(List.of("--version", "--help", "-h", "-V"));
+                    if (!options.isEmpty()) {
+                        problems.add(c + ": options without a subcommand: " + options);
+                    }
+                    continue;
+                }
+                String help = helps.computeIfAbsent(sub, DocsCommandsTest::help);
+                if (!help.contains("Usage: turnstile " + sub)) {
+                    problems.add(c + ": turnstile has no subcommand '" + sub + "'");
+                    continue;
+                }
+                checked.add(sub);
+                for (String option : options) {
+                    if (!Pattern.compile("(^|[\\s,])" + Pattern.quote(option) + "([\\s,=]|$)", Pattern.MULTILINE).matcher(help).find()) {
+                        problems.add(c + ": turnstile " + sub + " has no option " + option);
+                    }
+                }
+            }
+        }
+        assertThat(problems).as("commands in the docs that would fail").isEmpty();
+        assertThat(checked).as("subcommands the docs show").containsAll(SUBCOMMANDS);
+    }
+
+    /**
+     * The README's main job, run as written in a directory of its own: {@code bin/turnstile} there
+     * starts the CLI from this build (the launcher itself is tested from the installed archive by
+     * {@code scripts/dist-test.sh}), and the default store is the SQLite file under its
+     * {@code XDG_STATE_HOME}. The first command holds the lock for 3 s; the second starts 1.5 s after
+     * it and must find the lock busy. On a loaded machine the first JVM can take longer than that
+     * 1.5 s to acquire, and then the second runs first: that is tried again, up to three times.
+     */
+    @Test
+    void theReadmeMainJobRunsAsWritten() throws Exception {
+        String line = SnippetsTest.blocks(Files.readString(ROOT.resolve("README.md"))).stream()
+                .filter(b -> b.language().equals("sh") && b.code().contains("bin/turnstile run"))
+                .map(b -> b.code().strip()).findFirst().orElseThrow();
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        Path launcher = bin.resolve("turnstile");
+        Files.writeString(launcher, "#!/bin/sh\nexec '" + javaBin() + "' -cp '" + System.getProperty("java.class.path")
+                + "' dev.turnstile.cli.TurnstileCommand \"$@\"\n");
+        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+        List<String> outputs = new ArrayList<>();
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            ProcessBuilder pb = new ProcessBuilder("bash", "-c", line).directory(dir.toFile()).redirectErrorStream(true);
+            pb.environment().remove("TURNSTILE_STORE");
+            pb.environment().put("HOME", dir.toString());
+            pb.environment().put("XDG_STATE_HOME", dir.resolve("state").toString());
+            Process p = pb.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the main job ends").isTrue();
+            assertThat(p.exitValue()).as(out).isZero();
+            outputs.add(out);
+            assertThat(out).as("turnstile --version first").startsWith("turnstile ");
+            if (!out.contains("B runs")) {
+                assertThat(out).contains("A runs with fence ").contains("B exited 75 (75 = busy)");
+                return;
+            }
+        }
+        throw new AssertionError("in three attempts the second command never found the lock busy:\n" + String.join("\n---\n", outputs));
+    }
+
+    private static String javaBin() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** The help of a subcommand, as the CLI prints it (its usage, options and their aliases). */
+    private static String help(String sub) {
+        try {
+            Process p = new ProcessBuilder(javaBin(), "-cp", System.getProperty("java.class.path"), "dev.turnstile.cli.TurnstileCommand",
+                    sub, "--help").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(60, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** This project's commands in the shell blocks of README.md, CONTRIBUTING.md, docs/ and the examples' READMEs. */
+    static List<Command> commands() throws IOException {
+        List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md"), ROOT.resolve("CONTRIBUTING.md")));
+        try (Stream<Path> docs = Files.walk(ROOT.resolve("docs")); Stream<Path> examples = Files.walk(ROOT.resolve("examples"), 2)) {
+            Stream.concat(docs, examples).filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        List<Command> out = new ArrayList<>();
+        for (Path page : pages) {
+            for (SnippetsTest.Block block : SnippetsTest.blocks(Files.readString(page))) {
+                if (SHELL.contains(block.language())) {
+                    out.addAll(commands(ROOT.relativize(page).toString(), block.code(), !block.language().isEmpty()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The commands in one block; a usage line continued on an indented line starting with [ counts
+     * as one. In a block without a language (a usage text, a crontab line, a file listing) a word
+     * {@code turnstile} counts only before a subcommand or an option: a listing's "bin/turnstile the
+     * launcher" is prose.
+     */
+    static List<Command> commands(String page, String block, boolean shell) {
+        List<String> lines = new ArrayList<>();
+        for (String line : block.split("\n")) {
+            if (!lines.isEmpty() && line.matches("\\s{2,}\\[.*")) {
+                lines.set(lines.size() - 1, lines.get(lines.size() - 1) + " " + line.strip());
+            } else {
+                lines.add(line);
+            }
+        }
+        List<Command> out = new ArrayList<>();
+        for (String line : lines) {
+            // a prompt, a comment and a crontab line's schedule are not part of the command
+            List<String> words = words(line.replaceFirst("^\\$ ", "").replaceAll("(^|\\s)#(\\s.*|$)", "")
+                    .replaceFirst("^\\s*([\\d*/,-]+\\s+){5}", ""));
+            for (int i = 0; i < words.size(); i++) {
+                String w = words.get(i);
+                boolean cli = (w.equals("turnstile") || w.endsWith("/turnstile") && (w.startsWith("bin/") || w.contains("/bin/")))
+                        && commandPosition(words, i);
+                if (cli && !shell && !(i + 1 < words.size() && (SUBCOMMANDS.contains(words.get(i + 1))
+                        || words.get(i + 1).startsWith("-")))) {
+                    continue;
+                }
+                if (cli || SCRIPT.matcher(w).matches()) {
+                    int end = i + 1;
+                    while (end < words.size() && !SEPARATORS.contains(words.get(end))) {
+                        end++;
+                    }
+                    out.add(new Command(page, w, List.copyOf(words.subList(i + 1, end))));
+                    i = end;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether word {@code i} is where a command starts: first, after a separator, or after VAR=value words there. */
+    private static boolean commandPosition(List<String> words, int i) {
+        int j = i - 1;
+        while (j >= 0 && words.get(j).matches("[A-Za-z_]\\w*=.*")) {
+            j--;
+        }
+        return j < 0 || SEPARATORS.contains(words.get(j));
+    }
+
+    /**
+     * A shell line's words: quotes group (and are dropped), separators are words of their own, and
+     * a usage line's brackets keep their alternatives ({@code [-q|--quiet]}) in one word.
+     */
+    static List<String> words(String line) {
+        List<String> out = new ArrayList<>();
+        StringBuilder w = new StringBuilder();
+        char quote = 0;
+        int brackets = 0;
+        for (int i = 0; i < line.length(); i++) {
+            char ch = line.charAt(i);
+            if (quote != 0) {
+                if (ch == quote) {
+                    quote = 0;
+                } else {
+                    w.append(ch);
+                }
+            } else if (ch == '\'' || ch == '"') {
+                quote = ch;
+            } else if (Character.isWhitespace(ch) || ";&|{}()".indexOf(ch) >= 0 && !(ch == '|' && brackets > 0)) {
+                if (w.length() > 0) {
+                    out.add(w.toString());
+                    w.setLength(0);
+                }
+                if (!Character.isWhitespace(ch)) {
+                    boolean doubled = i + 1 < line.length() && line.charAt(i + 1) == ch && (ch == '&' || ch == '|');
+                    out.add(doubled ? "" + ch + ch : String.valueOf(ch));
+                    i += doubled ? 1 : 0;
+                }
+            } else {
+                brackets += ch == '[' ? 1 : ch == ']' ? -1 : 0;
+                w.append(ch);
+            }
+        }
+        if (w.length() > 0) {
+            out.add(w.toString());
+        }
+        return out;
+    }
+}
