@@ -15,10 +15,29 @@ import java.util.concurrent.TimeUnit;
  * starts both): what waiting for the replica's acknowledgement costs. Contenders, each slice beside
  * a floor slice: the raw Lettuce floor, Turnstile with {@code replicaAcks(0)} (no WAIT), and
  * Turnstile with its default (one replica must acknowledge: the acquire script and a
- * {@code WAIT 1 1000} go out together on one connection).
+ * {@code WAIT 1 1000} go out together, on a connection the write has to itself while it waits), and
+ * Redisson's RLock at its defaults, with the number of WAITs it sends per cycle, as the server counts them.
  */
 public final class RedisReplicaBench {
     private RedisReplicaBench() {}
+
+    /** How many WAITs the server counted per cycle of a contender: whether it waits for the replica at all. */
+    static String waitsPerCycle(RedisClient lettuce, Contender contender) throws Exception {
+        int cycles = 200;
+        try (StatefulRedisConnection<String, String> c = lettuce.connect()) {
+            long before = waitCalls(c.sync().info("commandstats"));
+            for (int i = 0; i < cycles; i++) {
+                contender.acquireRelease("bench-waits-" + contender.id());
+            }
+            long waits = waitCalls(c.sync().info("commandstats")) - before;
+            return String.format(Locale.ROOT, "%d WAITs in %d acquire+release cycles, counted by the server", waits, cycles);
+        }
+    }
+
+    private static long waitCalls(String commandStats) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_wait:calls=(\\d+)").matcher(commandStats);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
 
     /**
      * Runs the slices and appends the table to the report.
@@ -46,7 +65,12 @@ public final class RedisReplicaBench {
             RedisFloorContender floor = new RedisFloorContender(lettuce);
             contenders.add(floor);
             contenders.add(new TurnstileContender(RedisLockStore.builder(lettuce).replicaAcks(0).build(), true, "TURNSTILE_NO_WAIT"));
-            contenders.add(new TurnstileContender(RedisLockStore.builder(lettuce).build(), true, "TURNSTILE_WAIT_1"));
+            TurnstileContender waiting = new TurnstileContender(RedisLockStore.builder(lettuce).build(), true, "TURNSTILE_WAIT_1");
+            contenders.add(waiting);
+            String turnstileWaits = waitsPerCycle(lettuce, waiting);
+            RedissonContender redisson = new RedissonContender(BenchRedis.redisson(), true);
+            contenders.add(redisson);
+            String redissonWaits = waitsPerCycle(lettuce, redisson);
             Report report = AcquireReleaseBench.newReport("store");
             for (int threads : threadCounts) {
                 SliceRunner.Paired<Contender, SliceResult> results = AcquireReleaseBench.measure(runner, contenders, threads, slices,
@@ -59,9 +83,10 @@ public final class RedisReplicaBench {
                             + "replica on this machine (loopback), both started by run.sh, no persistence. FLOOR = raw "
                             + "Lettuce `SET NX PX` + EVALSHA compare-and-delete (no WAIT). TURNSTILE_NO_WAIT = "
                             + "`RedisLockStore.builder(client).replicaAcks(0)`. TURNSTILE_WAIT_1 = the default: the master "
-                            + "has a replica, so every acquire is followed (pipelined, same connection) by `WAIT 1 1000`; "
-                            + "releases do not wait.",
-                    slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
+                            + "has a replica, so every acquire is followed (pipelined, on a connection of the write's own "
+                            + "while it waits) by `WAIT 1 1000`; releases do not wait (%s). REDISSON = "
+                            + "Redisson's RLock at its defaults (%s).",
+                    slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis(), turnstileWaits, redissonWaits));
         } finally {
             contenders.forEach(Contender::close);
             lettuce.shutdown();
