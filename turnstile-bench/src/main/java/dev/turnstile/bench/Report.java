@@ -65,7 +65,8 @@ final class Report {
             pictures.append("\n![").append(title).append(": ").append(name).append("](").append(name).append(")\n");
         }
         String section = "## " + title + " (" + OffsetDateTime.now().truncatedTo(ChronoUnit.SECONDS) + ")\n\n"
-                + markdown() + (notes.isEmpty() ? "" : "\n" + notes + "\n") + pictures + "\n";
+                + markdown() + (notes.isEmpty() ? "" : "\n" + notes + "\n") + "\n" + QuietGate.summaryAndReset() + "\n"
+                + pictures + "\n";
         System.out.print(section);
         Path file = BenchConfig.reportFile();
         Files.createDirectories(file.getParent());

@@ -59,7 +59,8 @@ final class SliceRunner implements AutoCloseable {
      * Warms every contender up, then runs {@code slices} rounds; in each round every contender
      * other than {@code floor}, in a shuffled order, runs one slice right beside a slice of the
      * floor (which of the two goes first alternates), so that each ratio compares two runs a few
-     * hundred milliseconds apart rather than up to a whole round apart on this noisy machine.
+     * hundred milliseconds apart rather than up to a whole round apart on this noisy machine. A pair
+     * during which other processes used the CPU is thrown away and run again ({@link QuietGate}).
      *
      * @return every contender's slices, and for each one but the floor the floor slices paired
      *     with them (index i of both lists is one pair); the floor's own list holds all its slices
@@ -80,14 +81,21 @@ final class SliceRunner implements AutoCloseable {
             for (C c : order) {
                 R f;
                 R mine;
-                if (floorFirst) {
-                    f = measure.run(floor, sliceNanos);
-                    mine = measure.run(c, sliceNanos);
-                } else {
-                    mine = measure.run(c, sliceNanos);
-                    f = measure.run(floor, sliceNanos);
+                for (int attempt = 0; ; attempt++) {
+                    QuietGate.Sample before = QuietGate.sample();
+                    if (floorFirst) {
+                        f = measure.run(floor, sliceNanos);
+                        mine = measure.run(c, sliceNanos);
+                    } else {
+                        mine = measure.run(c, sliceNanos);
+                        f = measure.run(floor, sliceNanos);
+                    }
+                    floorFirst = !floorFirst;
+                    if (QuietGate.judge(QuietGate.foreignCores(before), attempt)) {
+                        break;
+                    }
+                    Thread.sleep(500); // let the neighbour's burst pass
                 }
-                floorFirst = !floorFirst;
                 results.get(c).add(mine);
                 results.get(floor).add(f);
                 floorOf.computeIfAbsent(c, k -> new ArrayList<>()).add(f);
