@@ -104,7 +104,7 @@ final class HeldLease implements Lease {
         if (state == State.HELD) {
             proofWatch = w;
         } else {
-            w.close();
+            closeQuietly(w);
         }
         if (options.keepAlive() && options.onLost().isPresent()) {
             // Someone stops work on loss: where the store tells of releases (Redis, PostgreSQL),
@@ -155,7 +155,7 @@ final class HeldLease implements Lease {
                 return;
             }
         }
-        r.close();
+        closeQuietly(r);
     }
 
     /**
@@ -393,19 +393,23 @@ final class HeldLease implements Lease {
         deadlineCheck = keeper.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
     }
 
-    /** Caller holds this. */
+    /**
+     * Caller holds this. Never throws: it runs on the way to a loss notice and to a release, which a
+     * watch that fails to close must not stop (closing one is best effort; the lease is over anyway).
+     */
     private void disarm() {
         if (proofWatch != null) {
-            proofWatch.close();
+            ReleaseWatch p = proofWatch;
             proofWatch = null;
+            closeQuietly(p);
         }
         if (releaseWatch != null) {
             ReleaseWatch r = releaseWatch;
             releaseWatch = null;
             try {
-                keeper.execute(r::close); // may be a round trip (Redis UNSUBSCRIBE): not on the release's path
+                keeper.execute(() -> closeQuietly(r)); // may be a round trip (Redis UNSUBSCRIBE): not on the release's path
             } catch (RejectedExecutionException closing) {
-                r.close(); // the client is closing: its leases end here
+                closeQuietly(r); // the client is closing: its leases end here
             }
         }
         if (renewal != null) {
@@ -415,6 +419,14 @@ final class HeldLease implements Lease {
         if (deadlineCheck != null) {
             deadlineCheck.cancel(false);
             deadlineCheck = null;
+        }
+    }
+
+    private void closeQuietly(ReleaseWatch w) {
+        try {
+            w.close();
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': closing the store's watch of the lease failed (ignored): {}", name, e.toString());
         }
     }
 

@@ -124,6 +124,29 @@ class LeaseProofTest {
         }
     }
 
+    /**
+     * A lease watch whose close() throws (a store's bug, a client closing under it) must neither
+     * swallow the loss notice nor fail the release: closing a watch is best effort.
+     */
+    @Test
+    void aWatchThatFailsToCloseNeitherHidesALossNorFailsARelease() throws Exception {
+        SessionStore store = new SessionStore();
+        store.onWatchClose = () -> {
+            throw new IllegalStateException("the watch could not be closed");
+        };
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+            Lease lease = t.tryAcquire("watched", tenSeconds(lost)).orElseThrow();
+            store.proof.get().lost("the ZooKeeper session expired");
+            assertThat(lost.get(2, TimeUnit.SECONDS).reason()).isEqualTo("the ZooKeeper session expired");
+            assertThat(lease.isHeld()).isFalse();
+
+            Lease other = t.tryAcquire("watched-2", LockOptions.lockAtMostFor(Duration.ofSeconds(10))).orElseThrow();
+            assertThat(other.release()).isEqualTo(ReleaseOutcome.RELEASED);
+            assertThat(t.tryAcquire("watched-2", LockOptions.lockAtMostFor(Duration.ofSeconds(10)))).isPresent();
+        }
+    }
+
     @Test
     void aSessionBackInTimeLiftsTheLimit() throws Exception {
         SessionStore store = new SessionStore();
