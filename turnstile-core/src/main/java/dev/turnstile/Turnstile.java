@@ -224,6 +224,28 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /**
+     * Returns the named lock as a {@link java.util.concurrent.locks.Lock}, owned by the thread that
+     * locks it, each outermost hold one lease with {@code options} (see {@link DistributedLock}).
+     * Nothing is asked of the store until a thread locks it.
+     *
+     * @param name the lock name
+     * @param options how each hold's lease is held: give a keep-alive ({@code LockOptions.builder().keepAlive(true)})
+     *     for holds that may outlast {@code lockAtMostFor}
+     * @return the lock
+     * @throws IllegalArgumentException if the name is invalid or the options are null or re-entrant
+     *     (the lock counts its own re-entries, per thread)
+     */
+    public DistributedLock lock(String name, LockOptions options) {
+        String checked = Validation.lockName(name);
+        Validation.notNull("options", options, "give LockOptions.defaults() or build some with LockOptions.builder()");
+        if (options.reentrant()) {
+            throw new IllegalArgumentException("options for lock('" + checked + "') are re-entrant: leave reentrant() out, "
+                    + "the lock counts a thread's re-entries itself");
+        }
+        return new LeaseLock(this, checked, options);
+    }
+
+    /**
      * Takes the lock, waiting up to {@code maxWait} for it to become free. Waiters are woken by
      * releases in this process and, on stores that can notify, by releases anywhere; besides, they
      * poll with a backoff that grows with the time waited, with jitter.

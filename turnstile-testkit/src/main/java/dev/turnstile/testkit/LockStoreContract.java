@@ -242,6 +242,37 @@ public abstract class LockStoreContract {
         }
 
         @Test
+        @DisplayName("Turnstile.lock: a java.util.concurrent Lock that excludes other clients, waits, and hands over with a greater fence")
+        void distributedLockView() throws Exception {
+            String name = unique("lockview");
+            dev.turnstile.DistributedLock mine = client().lock(name, ttl(10_000));
+            dev.turnstile.DistributedLock theirs = client().lock(name, ttl(10_000));
+            long first;
+            java.util.concurrent.CompletableFuture<Long> waiting;
+            mine.lock();
+            try {
+                first = mine.fence();
+                waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        assertThat(theirs.tryLock(10, java.util.concurrent.TimeUnit.SECONDS)).as("got it once freed").isTrue();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    try {
+                        return theirs.fence();
+                    } finally {
+                        theirs.unlock();
+                    }
+                });
+                Thread.sleep(200);
+                assertThat(waiting).as("waits while the other client holds it").isNotDone();
+            } finally {
+                mine.unlock();
+            }
+            assertThat(waiting.get(15, java.util.concurrent.TimeUnit.SECONDS)).isGreaterThan(first);
+        }
+
+        @Test
         @DisplayName("different names do not block each other")
         void namesAreIndependent() {
             Turnstile t = client();

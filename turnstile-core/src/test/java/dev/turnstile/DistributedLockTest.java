@@ -1,0 +1,156 @@
+package dev.turnstile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.testing.InMemoryLockStore;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link Turnstile#lock}: a lease seen as a {@link Lock}, owned by the thread that locked it. */
+class DistributedLockTest {
+    private final InMemoryLockStore store = new InMemoryLockStore();
+    private final Turnstile turnstile = Turnstile.builder(store).build();
+    private final Turnstile other = Turnstile.builder(store).owner("other-process").build();
+    private static final LockOptions TEN_SECONDS = LockOptions.lockAtMostFor(Duration.ofSeconds(10));
+
+    @AfterEach
+    void close() {
+        turnstile.close();
+        other.close();
+    }
+
+    @Test
+    void lockAndUnlockTakeAndFreeALease() {
+        DistributedLock lock = turnstile.lock("report", TEN_SECONDS);
+        lock.lock();
+        try {
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            assertThat(other.tryAcquire("report", TEN_SECONDS)).as("another process waits").isEmpty();
+            assertThat(lock.lease()).get().extracting(Lease::fence).isEqualTo(lock.fence());
+        } finally {
+            lock.unlock();
+        }
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(lock.lease()).isEmpty();
+        assertThat(other.tryAcquire("report", TEN_SECONDS)).as("freed").isPresent();
+    }
+
+    @Test
+    void theHoldingThreadMayLockAgainAndOnlyTheLastUnlockFrees() {
+        DistributedLock lock = turnstile.lock("nested", TEN_SECONDS);
+        lock.lock();
+        long fence = lock.fence();
+        assertThat(lock.tryLock()).isTrue();
+        lock.lock();
+        assertThat(lock.fence()).as("one lease for the whole hold").isEqualTo(fence);
+        lock.unlock();
+        lock.unlock();
+        assertThat(other.tryAcquire("nested", TEN_SECONDS)).as("still held after two of three unlocks").isEmpty();
+        lock.unlock();
+        assertThat(other.tryAcquire("nested", TEN_SECONDS)).isPresent();
+    }
+
+    @Test
+    void anotherThreadWaitsAndCannotUnlock() throws Exception {
+        DistributedLock lock = turnstile.lock("shared", TEN_SECONDS);
+        lock.lock();
+        long first = lock.fence();
+        CompletableFuture<Throwable> unlockElsewhere = CompletableFuture.supplyAsync(
+                () -> org.assertj.core.api.Assertions.catchThrowable(lock::unlock));
+        assertThat(unlockElsewhere.get(5, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("only the thread that locked it may unlock it");
+        assertThat(CompletableFuture.supplyAsync(lock::tryLock).get(5, TimeUnit.SECONDS)).as("busy for another thread").isFalse();
+
+        CountDownLatch locked = new CountDownLatch(1);
+        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+            lock.lock();
+            try {
+                locked.countDown();
+                return lock.fence();
+            } finally {
+                lock.unlock();
+            }
+        });
+        assertThat(locked.await(300, TimeUnit.MILLISECONDS)).as("waits while held").isFalse();
+        lock.unlock();
+        assertThat(waiter.get(5, TimeUnit.SECONDS)).as("a new lease, a greater fence").isGreaterThan(first);
+    }
+
+    @Test
+    void tryLockWithATimeWaitsThatLongAndAZeroOrNegativeTimeOnce() throws Exception {
+        Lease held = other.tryAcquire("timed", TEN_SECONDS).orElseThrow();
+        DistributedLock lock = turnstile.lock("timed", TEN_SECONDS);
+        long start = System.nanoTime();
+        assertThat(lock.tryLock(200, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(190));
+        assertThat(lock.tryLock(-5, TimeUnit.SECONDS)).isFalse();
+        held.release();
+        assertThat(lock.tryLock(0, TimeUnit.SECONDS)).isTrue();
+        lock.unlock();
+        assertThatThrownBy(() -> lock.tryLock(1, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unit is null");
+    }
+
+    @Test
+    void lockInterruptiblyStopsWhenInterruptedAndLockWaitsOnKeepingTheInterrupt() throws Exception {
+        Lease held = other.tryAcquire("interrupts", TEN_SECONDS).orElseThrow();
+        DistributedLock lock = turnstile.lock("interrupts", TEN_SECONDS);
+        CompletableFuture<Throwable> interruptible = new CompletableFuture<>();
+        Thread t = new Thread(() -> interruptible.complete(org.assertj.core.api.Assertions.catchThrowable(lock::lockInterruptibly)));
+        t.start();
+        Thread.sleep(100);
+        t.interrupt();
+        assertThat(interruptible.get(5, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        CountDownLatch gotIt = new CountDownLatch(1);
+        Thread u = new Thread(() -> {
+            lock.lock(); // not interruptible
+            interruptKept.set(Thread.currentThread().isInterrupted());
+            lock.unlock();
+            gotIt.countDown();
+        });
+        u.start();
+        Thread.sleep(100);
+        u.interrupt();
+        Thread.sleep(100);
+        assertThat(gotIt.getCount()).as("still waiting after the interrupt").isEqualTo(1);
+        held.release();
+        assertThat(gotIt.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(interruptKept).as("the interrupt is kept for the caller").isTrue();
+    }
+
+    @Test
+    void unlockingALostLeaseSaysSoAndForgetsTheHold() {
+        DistributedLock lock = turnstile.lock("lost", TEN_SECONDS);
+        lock.lock();
+        long fence = lock.fence();
+        assertThat(store.forceRelease("lost")).isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("fence " + fence).hasMessageContaining("force-released or taken over");
+        assertThatThrownBy(lock::fence).isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(lock.tryLock()).as("free to lock again").isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void whatALockCannotDoIsRefusedClearly() {
+        DistributedLock lock = turnstile.lock("refused", TEN_SECONDS);
+        assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("no conditions");
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        assertThatThrownBy(() -> turnstile.lock("x", LockOptions.builder().lockAtMostFor(Duration.ofSeconds(5)).reentrant().build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leave reentrant() out");
+        assertThatThrownBy(() -> turnstile.lock("x", null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("options");
+        assertThatThrownBy(() -> turnstile.lock("", TEN_SECONDS)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(lock.name()).isEqualTo("refused");
+    }
+}
