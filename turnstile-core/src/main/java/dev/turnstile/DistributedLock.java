@@ -28,6 +28,29 @@ import java.util.concurrent.locks.Lock;
 public interface DistributedLock extends Lock {
 
     /**
+     * As {@link #lock()}, with this hold's lease lasting {@code lockAtMostFor} rather than the
+     * options' (and kept alive if the options say so). A thread that holds the lock already just
+     * counts one more hold; its lease keeps its time.
+     *
+     * @param lockAtMostFor the lease's time to live
+     * @throws IllegalArgumentException if {@code lockAtMostFor} is null, or does not fit the lock's
+     *     options (shorter than their minimum hold, outside 10 ms to 366 days)
+     */
+    void lock(java.time.Duration lockAtMostFor);
+
+    /**
+     * As {@link #tryLock(long, java.util.concurrent.TimeUnit)}, with this hold's lease lasting
+     * {@code lockAtMostFor} rather than the options' (see {@link #lock(java.time.Duration)}).
+     *
+     * @param maxWait how long to wait at most; zero or negative: one try
+     * @param lockAtMostFor the lease's time to live
+     * @return whether the calling thread holds the lock now
+     * @throws InterruptedException if the thread is interrupted while waiting (nothing is held)
+     * @throws IllegalArgumentException if an argument is null, or {@code lockAtMostFor} does not fit the options
+     */
+    boolean tryLock(java.time.Duration maxWait, java.time.Duration lockAtMostFor) throws InterruptedException;
+
+    /**
      * Returns the lock's name.
      *
      * @return the name given to {@link Turnstile#lock(String, LockOptions)}

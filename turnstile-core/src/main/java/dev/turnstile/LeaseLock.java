@@ -32,6 +32,15 @@ final class LeaseLock implements DistributedLock {
 
     @Override
     public void lock() {
+        lock(options);
+    }
+
+    @Override
+    public void lock(Duration lockAtMostFor) {
+        lock(withTtl(lockAtMostFor));
+    }
+
+    private void lock(LockOptions holdOptions) {
         if (reentered()) {
             return;
         }
@@ -39,7 +48,7 @@ final class LeaseLock implements DistributedLock {
         try {
             while (true) {
                 try {
-                    Optional<Lease> l = turnstile.acquire(name, options, LOCK_WAIT_ROUND);
+                    Optional<Lease> l = turnstile.acquire(name, holdOptions, LOCK_WAIT_ROUND);
                     if (l.isPresent()) {
                         took(l.get());
                         return;
@@ -87,15 +96,37 @@ final class LeaseLock implements DistributedLock {
         if (unit == null) {
             throw new IllegalArgumentException("unit is null: give a TimeUnit, such as TimeUnit.SECONDS");
         }
+        return tryLock(Duration.ofNanos(unit.toNanos(time)), options);
+    }
+
+    @Override
+    public boolean tryLock(Duration maxWait, Duration lockAtMostFor) throws InterruptedException {
+        if (maxWait == null) {
+            throw new IllegalArgumentException("maxWait is null: give how long to wait, Duration.ZERO for one try");
+        }
+        return tryLock(maxWait, withTtl(lockAtMostFor));
+    }
+
+    private boolean tryLock(Duration maxWait, LockOptions holdOptions) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before locking '" + name + "'");
         }
         if (reentered()) {
             return true;
         }
-        Optional<Lease> l = turnstile.acquire(name, options, Duration.ofNanos(Math.max(0, unit.toNanos(time))));
+        // Lock's contract takes any wait; acquire's longest is 366 days, which is as good as forever here.
+        Duration wait = maxWait.isNegative() ? Duration.ZERO
+                : maxWait.compareTo(LockOptions.MAX_DURATION) > 0 ? LockOptions.MAX_DURATION : maxWait;
+        Optional<Lease> l = turnstile.acquire(name, holdOptions, wait);
         l.ifPresent(this::took);
         return l.isPresent();
+    }
+
+    private LockOptions withTtl(Duration lockAtMostFor) {
+        if (lockAtMostFor == null) {
+            throw new IllegalArgumentException("lockAtMostFor is null: give the lease's time to live, such as Duration.ofSeconds(30)");
+        }
+        return options.toBuilder().lockAtMostFor(lockAtMostFor).build();
     }
 
     @Override
@@ -151,9 +182,12 @@ final class LeaseLock implements DistributedLock {
         return "DistributedLock{name='" + name + "'}";
     }
 
-    /** Counts one more hold if the calling thread holds the lock already. */
+    /**
+     * Counts one more hold if the calling thread holds the lock already and its lease is still
+     * held. A thread whose lease was lost asks the store again, as any other would.
+     */
     private synchronized boolean reentered() {
-        if (holder == Thread.currentThread()) {
+        if (holder == Thread.currentThread() && lease != null && lease.isHeld()) {
             holds++;
             return true;
         }
@@ -161,16 +195,18 @@ final class LeaseLock implements DistributedLock {
     }
 
     /**
-     * Records the lease the calling thread just took. A hold it replaces is another thread's whose
-     * lease ran out before it unlocked (the store let this one in): that thread's unlock will say it
-     * no longer holds the lock, and its lease is given back here, which the store refuses harmlessly.
+     * Records the lease the calling thread just took. A lease it replaces was lost before its
+     * unlock (the store let this one in): if it was this thread's, the new lease carries its holds
+     * on, so that every lock still has its unlock; if another thread's, that thread's unlock will
+     * say it no longer holds the lock. The lost lease is given back here, which the store refuses
+     * harmlessly.
      */
     private void took(Lease l) {
         Lease displaced;
         synchronized (this) {
             displaced = lease;
+            holds = holder == Thread.currentThread() ? holds + 1 : 1;
             holder = Thread.currentThread();
-            holds = 1;
             lease = l;
         }
         if (displaced != null) {

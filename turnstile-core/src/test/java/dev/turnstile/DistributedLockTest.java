@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.turnstile.testing.InMemoryLockStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -96,6 +97,49 @@ class DistributedLockTest {
         lock.unlock();
         assertThatThrownBy(() -> lock.tryLock(1, null)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unit is null");
+    }
+
+    /** A tryLock of any length waits (until interrupted here): beyond acquire's 366 days, as good as forever. */
+    @Test
+    void aWaitOfCenturiesWaits() throws Exception {
+        Lease held = other.tryAcquire("forever", TEN_SECONDS).orElseThrow();
+        DistributedLock lock = turnstile.lock("forever", TEN_SECONDS);
+        for (java.util.concurrent.Callable<Boolean> wait : List.<java.util.concurrent.Callable<Boolean>>of(
+                () -> lock.tryLock(Long.MAX_VALUE, TimeUnit.NANOSECONDS),
+                () -> lock.tryLock(Long.MAX_VALUE, TimeUnit.DAYS),
+                () -> lock.tryLock(Duration.ofDays(365L * 1000), TEN_SECONDS.lockAtMostFor()))) {
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread t = new Thread(() -> outcome.complete(org.assertj.core.api.Assertions.catchThrowable(wait::call)));
+            t.start();
+            Thread.sleep(200);
+            assertThat(outcome).as("still waiting").isNotDone();
+            t.interrupt();
+            assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        }
+        held.release();
+    }
+
+    @Test
+    void theTimeToLiveOfOneHoldCanBeGiven() throws Exception {
+        DistributedLock lock = turnstile.lock("ttl", TEN_SECONDS);
+        lock.lock(Duration.ofMillis(200));
+        assertThat(lock.lease().orElseThrow().expiresAt()).isBefore(java.time.Instant.now().plusSeconds(2));
+        Thread.sleep(400);
+        assertThat(lock.isHeldByCurrentThread()).as("the lease ran out").isFalse();
+        Lease theirs = other.tryAcquire("ttl", TEN_SECONDS).orElseThrow();
+        assertThat(lock.tryLock(Duration.ofMillis(100), Duration.ofSeconds(5))).as("a lost hold is not re-entered").isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("expired before unlock");
+        theirs.release();
+        lock.lock(Duration.ofSeconds(5));
+        lock.lock(Duration.ofMillis(50));
+        assertThat(lock.lease().orElseThrow().expiresAt()).as("a re-entry keeps the lease's time")
+                .isAfter(java.time.Instant.now().plusSeconds(3));
+        lock.unlock();
+        lock.unlock();
+        assertThatThrownBy(() -> lock.lock(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtMostFor is null");
+        assertThatThrownBy(() -> lock.tryLock(null, Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxWait is null");
+        assertThatThrownBy(() -> lock.lock(Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
