@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * starts both): what waiting for the replica's acknowledgement costs. Contenders, each slice beside
  * a floor slice: the raw Lettuce floor, Turnstile with {@code replicaAcks(0)} (no WAIT), and
  * Turnstile with its default (one replica must acknowledge: the acquire script and a
- * {@code WAIT 1 1000} go out together, on a connection the write has to itself while it waits), and
+ * {@code WAIT 1 1000} go out together on the store's one connection), and
  * Redisson's RLock at its defaults, with the number of WAITs it sends per cycle, as the server counts them.
  */
 public final class RedisReplicaBench {
@@ -83,8 +83,8 @@ public final class RedisReplicaBench {
                             + "replica on this machine (loopback), both started by run.sh, no persistence. FLOOR = raw "
                             + "Lettuce `SET NX PX` + EVALSHA compare-and-delete (no WAIT). TURNSTILE_NO_WAIT = "
                             + "`RedisLockStore.builder(client).replicaAcks(0)`. TURNSTILE_WAIT_1 = the default: the master "
-                            + "has a replica, so every acquire is followed (pipelined, on a connection of the write's own "
-                            + "while it waits) by `WAIT 1 1000`; releases do not wait (%s). REDISSON = "
+                            + "has a replica, so every acquire is followed (pipelined, on the store's one connection) "
+                            + "by `WAIT 1 1000`; releases do not wait (%s). REDISSON = "
                             + "Redisson's RLock at its defaults (%s).",
                     slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis(), turnstileWaits, redissonWaits));
         } finally {

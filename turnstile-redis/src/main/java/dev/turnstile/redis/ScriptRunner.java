@@ -10,7 +10,6 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
@@ -28,8 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A Redis store's command connection, opened on first use, and the scripts run on it: each one
  * {@code EVALSHA}, recovered with {@code EVAL} after a {@code NOSCRIPT}, and, where replicas must
- * acknowledge a write ({@link ReplicaAcks}), followed by a {@code WAIT} on the same connection,
- * which is one of {@link AckConnections} so that concurrent writes do not queue behind each other's waits.
+ * acknowledge a write ({@link ReplicaAcks}), followed by a {@code WAIT} on the same connection.
  * After a failed connect, calls fail at once for {@link #CONNECT_RETRY_PAUSE_NANOS} instead of each
  * paying a connect timeout. Every failure surfaces as a {@link StoreUnavailableException} that
  * names the store and the fix ({@link RedisErrors}).
@@ -55,8 +53,6 @@ final class ScriptRunner {
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
     private volatile @Nullable RedisException connectFailure;
-    /** Where a write that waits for replicas goes (not Cluster): a connection of its own while it waits. */
-    private final AckConnections ackConnections;
     /** The command connection once opened, with its two APIs: published together, so a caller sees all three. */
     private volatile @Nullable Open open;
 
@@ -68,7 +64,6 @@ final class ScriptRunner {
             int replicaAcks, java.time.Duration replicaAckTimeout, @Nullable String passwordUser, boolean tls, String description,
             Runnable checkOpen) {
         this.connector = connector;
-        this.ackConnections = new AckConnections(connector);
         this.syncOf = syncOf;
         this.cluster = cluster;
         this.replicaAcks = new ReplicaAcks(replicaAcks, replicaAckTimeout, cluster, this::connectionIfOpen, this::commands);
@@ -94,9 +89,8 @@ final class ScriptRunner {
     /**
      * Runs a write script, then, if replicas must acknowledge it, {@code WAIT}s for them on the
      * same connection (WAIT covers everything the connection wrote before it). On a standalone or
-     * Sentinel master the two go out together (one round trip) on a connection that no other write
-     * uses while it waits ({@link AckConnections}); on Cluster the WAIT follows on the connection to
-     * the key's master.
+     * Sentinel master the two go out together (one round trip); on Cluster the WAIT follows on the
+     * connection to the key's master.
      */
     Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
         int required;
@@ -117,23 +111,21 @@ final class ScriptRunner {
                 return new Acked(result, node.sync().waitForReplication(required, ackMillis), required);
             }
             Open o = opened();
+            RedisClusterAsyncCommands<String, String> async = o.async();
             long limit = o.connection().getTimeout().toNanos() + replicaAcks.timeout().toNanos();
             String sha = sha(script, o.sync());
-            return ackConnections.with(java.time.Duration.ofNanos(limit), c -> {
-                RedisAsyncCommands<String, String> async = c.async();
-                RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
-                RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
-                Long result;
-                try {
-                    result = LettuceFutures.awaitOrCancel(write, limit, TimeUnit.NANOSECONDS);
-                } catch (RedisNoScriptException e) {
-                    LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS);
-                    result = LettuceFutures.awaitOrCancel(async.<Long>eval(script, ScriptOutputType.INTEGER, keys, args), limit,
-                            TimeUnit.NANOSECONDS);
-                    wait = async.waitForReplication(required, ackMillis);
-                }
-                return new Acked(result, LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS), required);
-            });
+            RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
+            RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
+            Long result;
+            try {
+                result = LettuceFutures.awaitOrCancel(write, limit, TimeUnit.NANOSECONDS);
+            } catch (RedisNoScriptException e) {
+                LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS);
+                result = LettuceFutures.awaitOrCancel(async.<Long>eval(script, ScriptOutputType.INTEGER, keys, args), limit,
+                        TimeUnit.NANOSECONDS);
+                wait = async.waitForReplication(required, ackMillis);
+            }
+            return new Acked(result, LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS), required);
         } catch (RedisException e) {
             throw unavailable(verb + " lock '" + name + "'", e);
         }
@@ -282,10 +274,9 @@ final class ScriptRunner {
         return c;
     }
 
-    /** Closes the command connection, if one was opened, and those of acknowledged writes; called once the store counts as closed. */
+    /** Closes the command connection, if one was opened; called once the store counts as closed. */
     synchronized void close() {
         closeConnection(connectionIfOpen());
-        ackConnections.close();
     }
 
     /**

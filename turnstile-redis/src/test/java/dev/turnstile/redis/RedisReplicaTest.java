@@ -145,45 +145,6 @@ class RedisReplicaTest {
         }
     }
 
-    /**
-     * WAIT blocks the connection it is sent on: four acquires whose replica never answers, sent at
-     * once, each wait their own 1 s on a connection of their own rather than 1, 2, 3 and 4 s in
-     * turn on a shared one. The store's connections are all closed with it.
-     */
-    @Test
-    void concurrentAcquiresWaitForTheReplicaSideBySideAndCloseWithTheStore() throws Exception {
-        int clientsBefore = connectedClients();
-        LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=1s");
-        acquiredWithTheReplica(store, request(name()));
-        RedisServers.signal(replica, "STOP");
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
-        try {
-            long start = System.nanoTime();
-            List<java.util.concurrent.Future<Throwable>> failures = new java.util.ArrayList<>();
-            for (int i = 0; i < 4; i++) {
-                failures.add(pool.submit(() -> org.assertj.core.api.Assertions.catchThrowable(() -> store.tryAcquire(request(name())))));
-            }
-            for (java.util.concurrent.Future<Throwable> f : failures) {
-                assertThat(f.get()).isInstanceOf(StoreUnavailableException.class).hasMessageContaining("0 of 1 replicas acknowledged");
-            }
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("four 1 s waits side by side, not in turn")
-                    .isLessThan(Duration.ofMillis(2900));
-        } finally {
-            pool.shutdownNow();
-            RedisServers.signal(replica, "CONT");
-            store.close();
-        }
-        Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(connectedClients())
-                .as("every connection of the store closed with it").isEqualTo(clientsBefore));
-    }
-
-    /** Clients connected to the master, not counting the redis-cli that asks. */
-    private int connectedClients() throws Exception {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("connected_clients:(\\d+)").matcher(cli(master, "INFO", "clients"));
-        assertThat(m.find()).isTrue();
-        return Integer.parseInt(m.group(1)) - 1;
-    }
-
     @Test
     void aMasterCutOffFromItsReplicaStopsGrantingEvenWhenItReportsNoReplica() throws Exception {
         try (LockStore store = LockStores.open("redis://" + master.hostPort() + "?turnstile.replicaAckTimeout=200ms")) {
