@@ -136,6 +136,14 @@ class VerdictTest {
                 + "1 times (e.g. worker 0 got fence 5 after fence 6 had been issued)"));
         assertThat(judge("postgresql", "clock", h).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
         assertThat(judge("sqlite", "kill", h).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+
+        // A repeated fence is no return-order effect, and a lower one without an overlap has nothing to explain it.
+        History repeated = new Histories().harness(Event.CLOCK_JUMP, 0, 0).round(1, 6, 100, 150).acquired(0, 6, 102)
+                .write(0, 6, Event.REJECTED, 103).release(0, 6, 160, "NOT_OWNER").round(2, 7, 400, 500).build();
+        assertThat(judge("sqlite", "clock", repeated).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+        History apart = new Histories().harness(Event.CLOCK_JUMP, 0, 0).round(1, 6, 100, 150).round(0, 5, 200, 250)
+                .round(2, 7, 400, 500).build();
+        assertThat(judge("sqlite", "clock", apart).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
     }
 
     /** Worker 0 holds fence 1 when the replica starts to lag; the failover loses its lease; worker 1 takes over. */
