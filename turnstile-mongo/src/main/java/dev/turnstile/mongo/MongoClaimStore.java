@@ -175,8 +175,16 @@ public final class MongoClaimStore implements ClaimStore {
             Object key = d.get(table.idColumn());
             Date lockedAt = d.getDate(table.lockedAtColumn()); // the claim's $currentDate: always set
             if (key == null || lockedAt == null) {
-                throw new StoreSchemaException("claimed a document of " + description + " that has no '" + table.idColumn()
-                        + "' field: give every task document one (unique), or name '_id' as the id column", null);
+                StoreSchemaException bad = new StoreSchemaException("claimed the document _id=" + d.get("_id") + " of "
+                        + description + (key == null ? " that has no '" + table.idColumn() + "' field: give every task document "
+                        + "one (unique), or name '_id' as the id column" : " but it came back without '" + table.lockedAtColumn()
+                        + "'"), null);
+                if (out.isEmpty()) {
+                    throw bad;
+                }
+                // As above: the tasks claimed before it are ours; the next claim meets it first and reports it.
+                log.warn("claim on {} stopped after {} of {} tasks: {}", description, out.size(), max, bad.getMessage());
+                break;
             }
             out.add(new ClaimedRow(key, version(d), lockedAt.toInstant()));
         }

@@ -208,10 +208,18 @@ class MongoClaimStoreTest {
         String name = fresh();
         ClaimTable t = ClaimTable.builder(name).idColumn("taskId").phaseColumn("state").build();
         MongoClaimStore store = MongoClaimStore.builder(collection(name), t).createIndexIfMissing(true).build();
-        collection(name).insertOne(new Document("state", "Deleting").append("updated_at", new Date(1000)));
+        collection(name).insertOne(new Document("_id", "bad-1").append("state", "Deleting").append("updated_at", new Date(1000)));
         assertThatThrownBy(() -> store.claim(ClaimFilter.where("state", "Deleting"), 1, Duration.ofMinutes(1)))
-                .isInstanceOf(StoreSchemaException.class)
+                .isInstanceOf(StoreSchemaException.class).hasMessageContaining("claimed the document _id=bad-1")
                 .hasMessageContaining("has no 'taskId' field: give every task document one (unique), or name '_id' as the id column");
+
+        String second = fresh();
+        MongoClaimStore other = MongoClaimStore.builder(collection(second), ClaimTable.builder(second).idColumn("taskId")
+                .phaseColumn("state").build()).createIndexIfMissing(true).build();
+        collection(second).insertOne(new Document("_id", "bad-2").append("state", "Deleting").append("updated_at", new Date(1000)));
+        collection(second).insertOne(new Document("taskId", 7).append("state", "Deleting").append("updated_at", new Date(500)));
+        assertThat(other.claim(ClaimFilter.where("state", "Deleting"), 5, Duration.ofMinutes(1)))
+                .as("the task claimed before the bad document is handed out").extracting(r -> r.key()).containsExactly(7);
     }
 
     @Test
