@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,9 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * processes (the hand-off JVMs), kernel threads, and the store servers the benchmark talks to
  * (PostgreSQL, MariaDB, Redis, ZooKeeper, the MongoDB bench server). A pair taken while the others
  * used more than {@code bench.maxForeignCpu} cores (default 0.25) is thrown away and run again, up
- * to {@code bench.quietRetries} times (default 20; then it is kept and counted as not quiet).
- * {@link Report#emit} prints what happened under each table. Linux only: elsewhere every pair counts
- * as quiet and the report says the check did not run.
+ * to {@code bench.quietRetries} times (default 20) and past {@code bench.quietBudget} thrown-away
+ * pairs in a table (default 200); then it is kept and counted as not quiet. {@link Report#emit}
+ * prints what happened under each table. Store servers are known by their process names, so
+ * another run's load on the same servers is not seen. Linux only: elsewhere every pair counts as
+ * quiet and the report says the check did not run.
  */
 final class QuietGate {
     private static final Path PROC = Path.of("/proc");
@@ -35,6 +36,8 @@ final class QuietGate {
     private static final long SELF = ProcessHandle.current().pid();
     private static final Map<Long, Boolean> STORE_CACHE = new ConcurrentHashMap<>();
 
+    /** Pairs thrown away per table at most: past it, a machine that stays busy gets its figures, marked. */
+    private static final int TABLE_BUDGET = Integer.getInteger("bench.quietBudget", 200);
     private static final List<Double> kept = new ArrayList<>();
     private static int thrownAway;
     private static int keptNotQuiet;
@@ -64,8 +67,8 @@ final class QuietGate {
                 String stat;
                 try {
                     stat = Files.readString(dir.resolve("stat"), StandardCharsets.UTF_8);
-                } catch (NoSuchFileException | java.nio.file.AccessDeniedException gone) {
-                    continue;
+                } catch (IOException gone) {
+                    continue; // exited while listed ("No such process"), or not ours to read: one process, not the sample
                 }
                 // pid (comm) state ppid ... utime stime: comm may hold spaces and parentheses
                 String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
@@ -138,7 +141,7 @@ final class QuietGate {
      * @return whether the pair is kept
      */
     static synchronized boolean judge(double foreign, int attempt) {
-        if (foreign <= maxForeignCores() || attempt >= retries()) {
+        if (foreign <= maxForeignCores() || attempt >= retries() || thrownAway >= TABLE_BUDGET) {
             kept.add(foreign);
             if (foreign > maxForeignCores()) {
                 keptNotQuiet++;
@@ -163,9 +166,10 @@ final class QuietGate {
         double[] k = kept.stream().mapToDouble(Double::doubleValue).toArray();
         String s = String.format(Locale.ROOT, "Quiet check (CPU used by processes other than the benchmark and the store "
                 + "servers, from /proc, per pair of slices): kept pairs median %.2f cores, max %.2f; %d pairs thrown away "
-                + "above %.2f cores (worst %.2f) and run again; %d kept although not quiet after %d tries. Load average "
+                + "above %.2f cores (worst %.2f) and run again; %d kept although not quiet (after %d tries, or past %d "
+                + "thrown away in the table). Load average "
                 + "(1 min) when the table was written: %s.", k.length == 0 ? 0 : Stats.median(k), k.length == 0 ? 0 : Stats.max(k),
-                thrownAway, maxForeignCores(), worstThrownAway, keptNotQuiet, retries(), loadAverage());
+                thrownAway, maxForeignCores(), worstThrownAway, keptNotQuiet, retries(), TABLE_BUDGET, loadAverage());
         kept.clear();
         thrownAway = 0;
         keptNotQuiet = 0;
