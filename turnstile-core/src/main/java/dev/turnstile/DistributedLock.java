@@ -58,6 +58,14 @@ public interface DistributedLock extends Lock {
     String name();
 
     /**
+     * Returns whether some thread holds this lock object, without asking the store (as
+     * {@code ReentrantLock.isLocked()}): for bookkeeping, not for deciding who may write.
+     *
+     * @return true between a thread's outermost lock and its last unlock
+     */
+    boolean isLocked();
+
+    /**
      * Returns whether the calling thread holds the lock and its lease is still held.
      *
      * @return true if this thread locked it, has not unlocked it, and the lease is not lost

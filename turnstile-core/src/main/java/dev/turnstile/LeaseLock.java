@@ -153,6 +153,11 @@ final class LeaseLock implements DistributedLock {
     }
 
     @Override
+    public synchronized boolean isLocked() {
+        return holder != null;
+    }
+
+    @Override
     public synchronized boolean isHeldByCurrentThread() {
         return holder == Thread.currentThread() && lease != null && lease.isHeld();
     }

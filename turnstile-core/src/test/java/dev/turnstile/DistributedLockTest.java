@@ -30,8 +30,10 @@ class DistributedLockTest {
     @Test
     void lockAndUnlockTakeAndFreeALease() {
         DistributedLock lock = turnstile.lock("report", TEN_SECONDS);
+        assertThat(lock.isLocked()).isFalse();
         lock.lock();
         try {
+            assertThat(lock.isLocked()).isTrue();
             assertThat(lock.isHeldByCurrentThread()).isTrue();
             assertThat(other.tryAcquire("report", TEN_SECONDS)).as("another process waits").isEmpty();
             assertThat(lock.lease()).get().extracting(Lease::fence).isEqualTo(lock.fence());
@@ -39,6 +41,7 @@ class DistributedLockTest {
             lock.unlock();
         }
         assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(lock.isLocked()).isFalse();
         assertThat(lock.lease()).isEmpty();
         assertThat(other.tryAcquire("report", TEN_SECONDS)).as("freed").isPresent();
     }

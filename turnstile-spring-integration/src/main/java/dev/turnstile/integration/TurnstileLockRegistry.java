@@ -1,0 +1,286 @@
+package dev.turnstile.integration;
+
+import dev.turnstile.Lease;
+import dev.turnstile.LeaseLostException;
+import dev.turnstile.LockOptions;
+import dev.turnstile.Turnstile;
+import java.time.Duration;
+import java.util.ConcurrentModificationException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import org.springframework.integration.support.locks.DistributedLock;
+import org.springframework.integration.support.locks.ExpirableLockRegistry;
+import org.springframework.integration.support.locks.RenewableLockRegistry;
+
+/**
+ * A Spring Integration {@code LockRegistry} over any Turnstile store: where an application (or
+ * Spring Integration itself: aggregators, leader initiators) uses {@code JdbcLockRegistry} or
+ * {@code RedisLockRegistry}, one bean of this type puts its locks on SQLite, PostgreSQL,
+ * MariaDB/MySQL, H2, Redis, Redlock, ZooKeeper or MongoDB, with Turnstile's fences.
+ *
+ * <p>As in Spring Integration's registries, {@link #obtain} returns one lock object per key; it is
+ * owned by the thread that locks it and re-entrant for that thread; each outermost hold is a lease
+ * of the store named {@code prefix + key}, lasting {@code lockAtMostFor} (default 60 s, as
+ * {@code RedisLockRegistry}'s {@code expireAfter}) unless renewed with {@link #renewLock} or kept
+ * alive by the options ({@link Builder#options}). {@code unlock()} of a lease that expired or was
+ * taken over throws {@link ConcurrentModificationException}, as Spring Integration's registries do,
+ * with the {@link LeaseLostException} as its cause. The lock objects are also Turnstile's
+ * {@link dev.turnstile.DistributedLock}: cast to reach the fence.
+ */
+public final class TurnstileLockRegistry
+        implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
+
+    private final Turnstile turnstile;
+    private final String prefix;
+    private final LockOptions options;
+    private final Map<String, RegistryLock> locks = new ConcurrentHashMap<>();
+
+    private TurnstileLockRegistry(Builder b) {
+        this.turnstile = b.turnstile;
+        this.prefix = b.prefix;
+        this.options = b.options;
+    }
+
+    /**
+     * Starts a registry over a Turnstile client (which the application closes).
+     *
+     * @param turnstile the client whose store holds the locks
+     * @return a builder
+     * @throws IllegalArgumentException if {@code turnstile} is null
+     */
+    public static Builder builder(Turnstile turnstile) {
+        if (turnstile == null) {
+            throw new IllegalArgumentException("turnstile is null: give the application's Turnstile client");
+        }
+        return new Builder(turnstile);
+    }
+
+    /**
+     * Returns the lock of a key: the same object for the same key until it is expired from this
+     * registry ({@link #expireUnusedOlderThan}).
+     *
+     * @param lockKey the key; its {@code toString()} after the prefix is the lock's name
+     * @return the lock, which is a {@link dev.turnstile.DistributedLock} too
+     * @throws IllegalArgumentException if the key is null or makes an invalid lock name
+     */
+    @Override
+    public DistributedLock obtain(Object lockKey) {
+        String name = name(lockKey);
+        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(turnstile.lock(n, options)));
+        lock.lastUsed = System.nanoTime();
+        return lock;
+    }
+
+    /**
+     * Forgets the lock objects that no thread of this process holds and that were last obtained
+     * more than {@code age} milliseconds ago (the store keeps nothing for them).
+     *
+     * @param age milliseconds
+     */
+    @Override
+    public void expireUnusedOlderThan(long age) {
+        long now = System.nanoTime();
+        locks.values().removeIf(l -> !l.inUse() && now - l.lastUsed > TimeUnit.MILLISECONDS.toNanos(age));
+    }
+
+    /**
+     * Extends the calling thread's hold of a key's lock by the registry's {@code lockAtMostFor}.
+     *
+     * @throws IllegalStateException if the calling thread does not hold it
+     * @throws LeaseLostException if its lease was lost meanwhile
+     */
+    @Override
+    public void renewLock(Object lockKey) {
+        renewLock(lockKey, options.lockAtMostFor());
+    }
+
+    /**
+     * Extends the calling thread's hold of a key's lock by {@code timeToLive}.
+     *
+     * @throws IllegalStateException if the calling thread does not hold it
+     * @throws LeaseLostException if its lease was lost meanwhile
+     * @throws IllegalArgumentException if {@code timeToLive} is null or not a valid lease time
+     */
+    @Override
+    public void renewLock(Object lockKey, Duration timeToLive) {
+        String name = name(lockKey);
+        RegistryLock lock = locks.get(name);
+        Lease lease = lock == null ? null : lock.lock.lease().orElse(null);
+        if (lease == null) {
+            throw new IllegalStateException("the lock of key '" + lockKey + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "': only its holder can renew it");
+        }
+        lease.extend(timeToLive);
+    }
+
+    private String name(Object lockKey) {
+        if (lockKey == null) {
+            throw new IllegalArgumentException("lockKey is null: give the key to lock, such as a message group id");
+        }
+        return Turnstile.checkLockName(prefix + lockKey);
+    }
+
+    /** Spring Integration's lock over Turnstile's, with its unlock's exception and TTL methods. */
+    private static final class RegistryLock implements DistributedLock, dev.turnstile.DistributedLock {
+        final dev.turnstile.DistributedLock lock;
+        volatile long lastUsed = System.nanoTime();
+
+        RegistryLock(dev.turnstile.DistributedLock lock) {
+            this.lock = lock;
+        }
+
+        boolean inUse() {
+            return lock.isLocked();
+        }
+
+        @Override
+        public void lock() {
+            lock.lock();
+        }
+
+        @Override
+        public void lock(Duration ttl) {
+            lock.lock(ttl);
+        }
+
+        @Override
+        public void lockInterruptibly() throws InterruptedException {
+            lock.lockInterruptibly();
+        }
+
+        @Override
+        public boolean tryLock() {
+            return lock.tryLock();
+        }
+
+        @Override
+        public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+            return lock.tryLock(time, unit);
+        }
+
+        @Override
+        public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
+            return lock.tryLock(waitTime, ttl);
+        }
+
+        @Override
+        public void unlock() {
+            try {
+                lock.unlock();
+            } catch (LeaseLostException e) {
+                ConcurrentModificationException ex = new ConcurrentModificationException("the lock '" + lock.name()
+                        + "' was released in the store before unlock (" + e.loss().reason() + "): the data it protected "
+                        + "may have been changed by another holder meanwhile");
+                ex.initCause(e);
+                throw ex;
+            }
+        }
+
+        @Override
+        public Condition newCondition() {
+            return lock.newCondition();
+        }
+
+        @Override
+        public String name() {
+            return lock.name();
+        }
+
+        @Override
+        public boolean isLocked() {
+            return lock.isLocked();
+        }
+
+        @Override
+        public boolean isHeldByCurrentThread() {
+            return lock.isHeldByCurrentThread();
+        }
+
+        @Override
+        public long fence() {
+            return lock.fence();
+        }
+
+        @Override
+        public java.util.Optional<Lease> lease() {
+            return lock.lease();
+        }
+
+        @Override
+        public String toString() {
+            return "TurnstileLockRegistry.Lock{name='" + lock.name() + "'}";
+        }
+    }
+
+    /** Builds a {@link TurnstileLockRegistry}. Not thread-safe. */
+    public static final class Builder {
+        private final Turnstile turnstile;
+        private String prefix = "";
+        private LockOptions options = LockOptions.lockAtMostFor(Duration.ofSeconds(60));
+
+        private Builder(Turnstile turnstile) {
+            this.turnstile = turnstile;
+        }
+
+        /**
+         * Sets what goes before each key in the lock's name, to keep the registry's locks apart from
+         * others on the store (as Spring Integration's {@code region}). Default: none.
+         *
+         * @param prefix such as {@code "orders:"}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code prefix} is null
+         */
+        public Builder prefix(String prefix) {
+            if (prefix == null) {
+                throw new IllegalArgumentException("prefix is null: give \"\" for none");
+            }
+            this.prefix = prefix;
+            return this;
+        }
+
+        /**
+         * Sets each hold's time to live, which {@link TurnstileLockRegistry#renewLock(Object)} extends
+         * by. Default: 60 s.
+         *
+         * @param lockAtMostFor the lease time
+         * @return this builder
+         * @throws IllegalArgumentException if it is null or outside 10 ms to 366 days
+         */
+        public Builder lockAtMostFor(Duration lockAtMostFor) {
+            this.options = options.toBuilder().lockAtMostFor(lockAtMostFor).build();
+            return this;
+        }
+
+        /**
+         * Sets the leases' options whole: for example a keep-alive, so that a hold lasts until
+         * {@code unlock()} while this process lives, with a loss callback. Not re-entrant options:
+         * the locks count a thread's re-entries themselves.
+         *
+         * @param options the lease options
+         * @return this builder
+         * @throws IllegalArgumentException if {@code options} is null or re-entrant
+         */
+        public Builder options(LockOptions options) {
+            if (options == null) {
+                throw new IllegalArgumentException("options is null: give LockOptions.builder()…build()");
+            }
+            if (options.reentrant()) {
+                throw new IllegalArgumentException("options are re-entrant: leave reentrant() out, the registry's locks "
+                        + "count a thread's re-entries themselves");
+            }
+            this.options = options;
+            return this;
+        }
+
+        /**
+         * Builds the registry.
+         *
+         * @return the registry
+         */
+        public TurnstileLockRegistry build() {
+            return new TurnstileLockRegistry(this);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package dev.turnstile.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.turnstile.LockOptions;
+import dev.turnstile.Turnstile;
+import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.LockStores;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.integration.support.locks.DistributedLock;
+
+/**
+ * What Spring Integration's own registry tests expect of a {@code LockRegistry} (one lock per key,
+ * re-entrant for its thread, two registries contending, expiry, unlock from another thread,
+ * renewal, forgetting unused locks, {@code executeLocked}), on the embedded SQLite store and on
+ * PostgreSQL, through two registries that stand for two application instances.
+ */
+class TurnstileLockRegistryTest {
+    @TempDir static Path dir;
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    static Stream<String> stores() {
+        return Stream.of("sqlite", "postgresql");
+    }
+
+    private String url(String store) {
+        return store.equals("sqlite") ? "jdbc:sqlite:" + dir.resolve("locks.db")
+                : "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&turnstile.createTable=true";
+    }
+
+    /** A registry of its own client and store: another application instance. */
+    private TurnstileLockRegistry instance(String store, Duration ttl) {
+        LockStore s = LockStores.open(url(store));
+        Turnstile t = Turnstile.builder(s).build();
+        opened.add(0, s);
+        opened.add(0, t);
+        return TurnstileLockRegistry.builder(t).prefix("si-test:").lockAtMostFor(ttl).build();
+    }
+
+    private static String key() {
+        return UUID.randomUUID().toString();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : opened) {
+            c.close();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void oneLockPerKeyExcludingTheOtherInstance(String store) throws Exception {
+        TurnstileLockRegistry one = instance(store, Duration.ofSeconds(30));
+        TurnstileLockRegistry two = instance(store, Duration.ofSeconds(30));
+        String key = key();
+        assertThat(one.obtain(key)).isSameAs(one.obtain(key));
+        Lock mine = one.obtain(key);
+        mine.lock();
+        try {
+            assertThat(CompletableFuture.supplyAsync(() -> two.obtain(key).tryLock()).get(10, TimeUnit.SECONDS)).isFalse();
+            long fence = ((dev.turnstile.DistributedLock) mine).fence();
+            assertThat(fence).isPositive();
+        } finally {
+            mine.unlock();
+        }
+        Lock theirs = two.obtain(key);
+        assertThat(theirs.tryLock(5, TimeUnit.SECONDS)).isTrue();
+        theirs.unlock();
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void reentrantForItsThreadAndOwnedByIt(String store) throws Exception {
+        TurnstileLockRegistry one = instance(store, Duration.ofSeconds(30));
+        TurnstileLockRegistry two = instance(store, Duration.ofSeconds(30));
+        String key = key();
+        Lock lock = one.obtain(key);
+        lock.lockInterruptibly();
+        lock.lock();
+        assertThat(CompletableFuture.supplyAsync(() -> org.assertj.core.api.Assertions.catchThrowable(lock::unlock))
+                .get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class);
+        lock.unlock();
+        assertThat(two.obtain(key).tryLock()).as("still held after one of two unlocks").isFalse();
+        lock.unlock();
+        assertThat(two.obtain(key).tryLock()).isTrue();
+        two.obtain(key).unlock();
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void anExpiredLockIsTakenAndItsUnlockSaysSo(String store) throws Exception {
+        TurnstileLockRegistry one = instance(store, Duration.ofMillis(300));
+        TurnstileLockRegistry two = instance(store, Duration.ofSeconds(30));
+        String key = key();
+        Lock lock = one.obtain(key);
+        lock.lock();
+        assertThat(two.obtain(key).tryLock(5, TimeUnit.SECONDS)).as("free once the TTL passed").isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessageContaining("was released in the store before unlock").hasCauseInstanceOf(dev.turnstile.LeaseLostException.class);
+        two.obtain(key).unlock();
+    }
+
+    @ParameterizedTest
+    @MethodSource("stores")
+    void renewalKeepsTheLockAndATimeToLiveCanBeGivenPerHold(String store) throws Exception {
+        TurnstileLockRegistry one = instance(store, Duration.ofMillis(400));
+        TurnstileLockRegistry two = instance(store, Duration.ofSeconds(30));
+        String key = key();
+        DistributedLock lock = one.obtain(key);
+        lock.lock();
+        one.renewLock(key, Duration.ofSeconds(10));
+        Thread.sleep(700);
+        assertThat(two.obtain(key).tryLock()).as("renewed past its 400 ms").isFalse();
+        lock.unlock();
+        assertThatThrownBy(() -> one.renewLock(key)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("only its holder can renew it");
+
+        assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(10))).isTrue();
+        Thread.sleep(700);
+        assertThat(two.obtain(key).tryLock()).as("its own 10 s, not the registry's 400 ms").isFalse();
+        lock.unlock();
+    }
+
+    @Test
+    void unusedLocksAreForgottenAndHeldOnesKept() throws Exception {
+        TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
+        String idle = key();
+        String held = key();
+        DistributedLock idleLock = one.obtain(idle);
+        DistributedLock heldLock = one.obtain(held);
+        heldLock.lock();
+        Thread.sleep(20);
+        one.expireUnusedOlderThan(10);
+        assertThat(one.obtain(idle)).as("forgotten: a new object").isNotSameAs(idleLock);
+        assertThat(one.obtain(held)).as("held: kept").isSameAs(heldLock);
+        heldLock.unlock();
+    }
+
+    @Test
+    void executeLockedRunsTheTaskUnderTheLock() throws Exception {
+        TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
+        TurnstileLockRegistry two = instance("sqlite", Duration.ofSeconds(30));
+        String key = key();
+        AtomicInteger ran = new AtomicInteger();
+        one.executeLocked(key, () -> {
+            assertThat(two.obtain(key).tryLock()).as("locked while it runs").isFalse();
+            ran.incrementAndGet();
+        });
+        assertThat(ran).hasValue(1);
+        assertThat(two.obtain(key).tryLock()).isTrue();
+        two.obtain(key).unlock();
+    }
+
+    @Test
+    void badInputIsRefusedWithWhatToGive() {
+        TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
+        assertThatThrownBy(() -> one.obtain(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockKey is null");
+        assertThatThrownBy(() -> one.obtain("x".repeat(300))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> TurnstileLockRegistry.builder(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("turnstile is null");
+        LockStore s = LockStores.open(url("sqlite"));
+        Turnstile t = Turnstile.builder(s).build();
+        opened.add(0, s);
+        opened.add(0, t);
+        assertThatThrownBy(() -> TurnstileLockRegistry.builder(t).prefix(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prefix is null");
+        assertThatThrownBy(() -> TurnstileLockRegistry.builder(t).lockAtMostFor(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> TurnstileLockRegistry.builder(t).options(LockOptions.builder().lockAtMostFor(Duration.ofSeconds(5))
+                .reentrant().build())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leave reentrant() out");
+        assertThatThrownBy(() -> one.obtain(key()).newCondition()).isInstanceOf(UnsupportedOperationException.class);
+    }
+}
