@@ -3,6 +3,7 @@ package dev.turnstile.integration;
 import dev.turnstile.Lease;
 import dev.turnstile.LeaseLostException;
 import dev.turnstile.LockOptions;
+import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -26,7 +28,9 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * {@code RedisLockRegistry}'s {@code expireAfter}) unless renewed with {@link #renewLock} or kept
  * alive by the options ({@link Builder#options}). {@code unlock()} of a lease that expired or was
  * taken over throws {@link ConcurrentModificationException}, as Spring Integration's registries do,
- * with the {@link LeaseLostException} as its cause. The lock objects are also Turnstile's
+ * with the {@link LeaseLostException} as its cause; a store that fails while locking is Spring's
+ * {@link CannotAcquireLockException}, as theirs, with Turnstile's {@link StoreUnavailableException}
+ * as its cause. The lock objects are also Turnstile's
  * {@link dev.turnstile.DistributedLock}: cast to reach the fence.
  */
 public final class TurnstileLockRegistry
@@ -137,32 +141,61 @@ public final class TurnstileLockRegistry
 
         @Override
         public void lock() {
-            lock.lock();
+            try {
+                lock.lock();
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
         }
 
         @Override
         public void lock(Duration ttl) {
-            lock.lock(ttl);
+            try {
+                lock.lock(ttl);
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
         }
 
         @Override
         public void lockInterruptibly() throws InterruptedException {
-            lock.lockInterruptibly();
+            try {
+                lock.lockInterruptibly();
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
         }
 
         @Override
         public boolean tryLock() {
-            return lock.tryLock();
+            try {
+                return lock.tryLock();
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
         }
 
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            return lock.tryLock(time, unit);
+            try {
+                return lock.tryLock(time, unit);
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
         }
 
         @Override
         public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-            return lock.tryLock(waitTime, ttl);
+            try {
+                return lock.tryLock(waitTime, ttl);
+            } catch (StoreUnavailableException e) {
+                throw cannotLock(e);
+            }
+        }
+
+        /** What Spring Integration's registries throw when their store fails: Spring's, with Turnstile's as the cause. */
+        private CannotAcquireLockException cannotLock(StoreUnavailableException e) {
+            return new CannotAcquireLockException("cannot lock '" + lock.name() + "': " + e.getMessage(), e);
         }
 
         @Override

@@ -168,6 +168,21 @@ class TurnstileLockRegistryTest {
         two.obtain(key).unlock();
     }
 
+    /** A store that cannot be reached fails a lock as Spring Integration's registries do, with the cause inside. */
+    @Test
+    void anUnreachableStoreIsCannotAcquireLock() {
+        org.postgresql.ds.PGSimpleDataSource nowhere = new org.postgresql.ds.PGSimpleDataSource();
+        nowhere.setUrl("jdbc:postgresql://127.0.0.1:1/test?user=postgres&connectTimeout=1");
+        LockStore s = dev.turnstile.jdbc.JdbcLockStore.builder(nowhere).build(); // connects at first use
+        Turnstile t = Turnstile.builder(s).build();
+        opened.add(0, s);
+        opened.add(0, t);
+        TurnstileLockRegistry registry = TurnstileLockRegistry.builder(t).build();
+        assertThatThrownBy(() -> registry.obtain(key()).tryLock())
+                .isInstanceOf(org.springframework.dao.CannotAcquireLockException.class)
+                .hasCauseInstanceOf(dev.turnstile.StoreUnavailableException.class);
+    }
+
     @Test
     void badInputIsRefusedWithWhatToGive() {
         TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
