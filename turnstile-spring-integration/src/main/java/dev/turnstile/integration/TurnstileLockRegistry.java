@@ -25,8 +25,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <p>As in Spring Integration's registries, {@link #obtain} returns one lock object per key; it is
  * owned by the thread that locks it and re-entrant for that thread; each outermost hold is a lease
  * of the store named {@code prefix + key}, lasting {@code lockAtMostFor} (default 60 s, as
- * {@code RedisLockRegistry}'s {@code expireAfter}) unless renewed with {@link #renewLock} or kept
- * alive by the options ({@link Builder#options}). {@code unlock()} of a lease that expired or was
+ * {@code RedisLockRegistry}'s {@code expireAfter}) unless renewed with {@link #renewLock}, by the
+ * holder locking again (as in {@code JdbcLockRegistry}, which Spring Integration's
+ * {@code LockRegistryLeaderInitiator} relies on to keep leadership), or kept alive by the options
+ * ({@link Builder#options}). {@code unlock()} of a lease that expired or was
  * taken over throws {@link ConcurrentModificationException}, as Spring Integration's registries do,
  * with the {@link LeaseLostException} as its cause; a store that fails while locking is Spring's
  * {@link CannotAcquireLockException}, as theirs, with Turnstile's {@link StoreUnavailableException}
@@ -72,7 +74,7 @@ public final class TurnstileLockRegistry
     @Override
     public DistributedLock obtain(Object lockKey) {
         String name = name(lockKey);
-        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(turnstile.lock(n, options)));
+        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(turnstile.lock(n, options), options.lockAtMostFor()));
         lock.lastUsed = System.nanoTime();
         return lock;
     }
@@ -129,10 +131,30 @@ public final class TurnstileLockRegistry
     /** Spring Integration's lock over Turnstile's, with its unlock's exception and TTL methods. */
     private static final class RegistryLock implements DistributedLock, dev.turnstile.DistributedLock {
         final dev.turnstile.DistributedLock lock;
+        /** What a re-entry renews the hold to, when it gives no time of its own. */
+        private final Duration ttl;
         volatile long lastUsed = System.nanoTime();
 
-        RegistryLock(dev.turnstile.DistributedLock lock) {
+        RegistryLock(dev.turnstile.DistributedLock lock, Duration ttl) {
             this.lock = lock;
+            this.ttl = ttl;
+        }
+
+        /**
+         * After a lock call that may have re-entered: as in Spring Integration's JDBC registry, the
+         * holder locking again renews the hold in the store (its {@code LockRegistryLeaderInitiator}
+         * keeps leadership this way). A lease lost meanwhile undoes the re-entry and says so.
+         */
+        private void renewIfReentered(boolean wasHeld, Duration holdTtl) {
+            if (!wasHeld) {
+                return;
+            }
+            try {
+                lock.lease().ifPresent(l -> l.extend(holdTtl));
+            } catch (LeaseLostException e) {
+                lock.unlock(); // the inner hold just counted: the outer unlock still reports the loss
+                throw new CannotAcquireLockException("cannot lock '" + lock.name() + "' again: " + e.getMessage(), e);
+            }
         }
 
         boolean inUse() {
@@ -142,16 +164,20 @@ public final class TurnstileLockRegistry
         @Override
         public void lock() {
             try {
+                boolean held = lock.isHeldByCurrentThread();
                 lock.lock();
+                renewIfReentered(held, ttl);
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
         }
 
         @Override
-        public void lock(Duration ttl) {
+        public void lock(Duration holdTtl) {
             try {
-                lock.lock(ttl);
+                boolean held = lock.isHeldByCurrentThread();
+                lock.lock(holdTtl);
+                renewIfReentered(held, holdTtl);
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
@@ -160,7 +186,9 @@ public final class TurnstileLockRegistry
         @Override
         public void lockInterruptibly() throws InterruptedException {
             try {
+                boolean held = lock.isHeldByCurrentThread();
                 lock.lockInterruptibly();
+                renewIfReentered(held, ttl);
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
@@ -169,7 +197,10 @@ public final class TurnstileLockRegistry
         @Override
         public boolean tryLock() {
             try {
-                return lock.tryLock();
+                boolean held = lock.isHeldByCurrentThread();
+                boolean locked = lock.tryLock();
+                renewIfReentered(held && locked, ttl);
+                return locked;
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
@@ -178,16 +209,22 @@ public final class TurnstileLockRegistry
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
             try {
-                return lock.tryLock(time, unit);
+                boolean held = lock.isHeldByCurrentThread();
+                boolean locked = lock.tryLock(time, unit);
+                renewIfReentered(held && locked, ttl);
+                return locked;
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
         }
 
         @Override
-        public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
+        public boolean tryLock(Duration waitTime, Duration holdTtl) throws InterruptedException {
             try {
-                return lock.tryLock(waitTime, ttl);
+                boolean held = lock.isHeldByCurrentThread();
+                boolean locked = lock.tryLock(waitTime, holdTtl);
+                renewIfReentered(held && locked, holdTtl);
+                return locked;
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }

@@ -138,6 +138,55 @@ class TurnstileLockRegistryTest {
         lock.unlock();
     }
 
+    /**
+     * Spring Integration's LockRegistryLeaderInitiator over two registries (two instances): one
+     * leader at a time, kept well past the 1 s time to live (its loop locks again, which renews),
+     * and the other takes over when the leader stops.
+     */
+    @Test
+    void springIntegrationsLeaderInitiatorElectsOneLeaderThatKeepsItAndHandsOver() throws Exception {
+        TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(1));
+        TurnstileLockRegistry two = instance("sqlite", Duration.ofSeconds(1));
+        String role = "role-" + key();
+        org.springframework.integration.support.leader.LockRegistryLeaderInitiator a = initiator(one, "a", role);
+        org.springframework.integration.support.leader.LockRegistryLeaderInitiator b = initiator(two, "b", role);
+        a.start();
+        b.start();
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!a.getContext().isLeader() && !b.getContext().isLeader() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            org.springframework.integration.support.leader.LockRegistryLeaderInitiator leader = a.getContext().isLeader() ? a : b;
+            org.springframework.integration.support.leader.LockRegistryLeaderInitiator follower = leader == a ? b : a;
+            assertThat(leader.getContext().isLeader()).as("a leader within 10 s").isTrue();
+            for (int i = 0; i < 30; i++) { // 3 s: three times the time to live
+                assertThat(follower.getContext().isLeader()).as("never two leaders").isFalse();
+                assertThat(leader.getContext().isLeader()).as("leadership kept past the TTL").isTrue();
+                Thread.sleep(100);
+            }
+            leader.stop();
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!follower.getContext().isLeader() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertThat(follower.getContext().isLeader()).as("the other takes over").isTrue();
+        } finally {
+            a.stop();
+            b.stop();
+        }
+    }
+
+    private static org.springframework.integration.support.leader.LockRegistryLeaderInitiator initiator(TurnstileLockRegistry registry,
+            String id, String role) {
+        org.springframework.integration.support.leader.LockRegistryLeaderInitiator i =
+                new org.springframework.integration.support.leader.LockRegistryLeaderInitiator(registry,
+                        new org.springframework.integration.leader.DefaultCandidate(id, role));
+        i.setHeartBeatMillis(200);
+        i.setBusyWaitMillis(50);
+        return i;
+    }
+
     @Test
     void unusedLocksAreForgottenAndHeldOnesKept() throws Exception {
         TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
