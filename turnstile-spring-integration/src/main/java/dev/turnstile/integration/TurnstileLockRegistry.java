@@ -163,70 +163,67 @@ public final class TurnstileLockRegistry
 
         @Override
         public void lock() {
-            try {
-                boolean held = lock.isHeldByCurrentThread();
+            locking(ttl, () -> {
                 lock.lock();
-                renewIfReentered(held, ttl);
-            } catch (StoreUnavailableException e) {
-                throw cannotLock(e);
-            }
+                return true;
+            });
         }
 
         @Override
         public void lock(Duration holdTtl) {
-            try {
-                boolean held = lock.isHeldByCurrentThread();
+            locking(holdTtl, () -> {
                 lock.lock(holdTtl);
-                renewIfReentered(held, holdTtl);
-            } catch (StoreUnavailableException e) {
-                throw cannotLock(e);
-            }
+                return true;
+            });
         }
 
         @Override
         public void lockInterruptibly() throws InterruptedException {
-            try {
-                boolean held = lock.isHeldByCurrentThread();
+            attempt(ttl, () -> {
                 lock.lockInterruptibly();
-                renewIfReentered(held, ttl);
-            } catch (StoreUnavailableException e) {
-                throw cannotLock(e);
-            }
+                return true;
+            });
         }
 
         @Override
         public boolean tryLock() {
-            try {
-                boolean held = lock.isHeldByCurrentThread();
-                boolean locked = lock.tryLock();
-                renewIfReentered(held && locked, ttl);
-                return locked;
-            } catch (StoreUnavailableException e) {
-                throw cannotLock(e);
-            }
+            return locking(ttl, lock::tryLock);
         }
 
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+            return attempt(ttl, () -> lock.tryLock(time, unit));
+        }
+
+        @Override
+        public boolean tryLock(Duration waitTime, Duration holdTtl) throws InterruptedException {
+            return attempt(holdTtl, () -> lock.tryLock(waitTime, holdTtl));
+        }
+
+        /** One lock call that may wait and be interrupted. */
+        @FunctionalInterface
+        private interface Attempt {
+            boolean run() throws InterruptedException;
+        }
+
+        /** One lock call: a re-entry renews the hold, and a store failure is Spring's exception. */
+        private boolean attempt(Duration holdTtl, Attempt attempt) throws InterruptedException {
             try {
                 boolean held = lock.isHeldByCurrentThread();
-                boolean locked = lock.tryLock(time, unit);
-                renewIfReentered(held && locked, ttl);
+                boolean locked = attempt.run();
+                renewIfReentered(held && locked, holdTtl);
                 return locked;
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
             }
         }
 
-        @Override
-        public boolean tryLock(Duration waitTime, Duration holdTtl) throws InterruptedException {
+        /** As {@link #attempt}, for the calls that are not interruptible ({@code lock()}, {@code tryLock()}). */
+        private boolean locking(Duration holdTtl, java.util.function.BooleanSupplier call) {
             try {
-                boolean held = lock.isHeldByCurrentThread();
-                boolean locked = lock.tryLock(waitTime, holdTtl);
-                renewIfReentered(held && locked, holdTtl);
-                return locked;
-            } catch (StoreUnavailableException e) {
-                throw cannotLock(e);
+                return attempt(holdTtl, call::getAsBoolean);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("a call that does not wait was interrupted", e); // cannot happen
             }
         }
 
