@@ -117,6 +117,52 @@ class DocsCommandsTest {
     }
 
     /**
+     * The configuration blocks: every property a {@code properties} block sets (or shows commented
+     * out) is one the starter declares in its configuration metadata, and every file a {@code yaml}
+     * block includes (a Liquibase changelog) is on the class path.
+     */
+    @Test
+    void everyPropertyAndIncludedFileInTheDocsExists() throws Exception {
+        StringBuilder all = new StringBuilder(); // every jar's metadata: Spring Boot's own comes first
+        for (java.net.URL url : java.util.Collections.list(getClass().getClassLoader()
+                .getResources("META-INF/spring-configuration-metadata.json"))) {
+            try (var in = url.openStream()) {
+                all.append(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            }
+        }
+        String metadata = all.toString().replaceAll("\"name\"\\s*:\\s*", "\"name\": ");
+        assertThat(metadata).as("the starter's configuration metadata").contains("\"name\": \"turnstile.store.url\"");
+        List<String> problems = new ArrayList<>();
+        int checked = 0;
+        List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+        try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
+            docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        for (Path page : pages) {
+            for (SnippetsTest.Block block : SnippetsTest.blocks(Files.readString(page))) {
+                for (String line : block.code().split("\n")) {
+                    java.util.regex.Matcher property = Pattern.compile("^#?\\s*(turnstile\\.[\\w.-]+)\\s*[=:]").matcher(line);
+                    if (block.language().equals("properties") && property.find()) {
+                        checked++;
+                        if (!metadata.contains("\"name\": \"" + property.group(1) + "\"")) {
+                            problems.add(ROOT.relativize(page) + ": no property " + property.group(1));
+                        }
+                    }
+                    java.util.regex.Matcher file = Pattern.compile("^\\s*file:\\s*(\\S+)").matcher(line);
+                    if (block.language().equals("yaml") && file.find()) {
+                        checked++;
+                        if (getClass().getClassLoader().getResource(file.group(1)) == null) {
+                            problems.add(ROOT.relativize(page) + ": no file " + file.group(1) + " on the class path");
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(checked).as("properties and included files found").isGreaterThanOrEqualTo(3);
+        assertThat(problems).isEmpty();
+    }
+
+    /**
      * The README's main job, run as written in a directory of its own: {@code bin/turnstile} there
      * starts the CLI from this build (the launcher itself is tested from the installed archive by
      * {@code scripts/dist-test.sh}), and the default store is the SQLite file under its
