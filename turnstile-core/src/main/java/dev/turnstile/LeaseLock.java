@@ -2,12 +2,25 @@ package dev.turnstile;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import org.jspecify.annotations.Nullable;
 
-/** {@link DistributedLock} over a {@link Turnstile}: one lease per outermost hold, owned by the thread that took it. */
+/**
+ * {@link DistributedLock} over a {@link Turnstile}: one lease per outermost hold, owned by the
+ * thread that took it.
+ *
+ * <p>Each thread's hold is a record of its own, so that no thread's acquire ever touches another's
+ * lease: a thread whose lease the store ended (expired, force-released) keeps its record, its
+ * keep-alive reports the loss, and its unlock says so, while the thread the store let in holds a
+ * record of its own. A thread that locks again after its own lease was lost gets a new lease for
+ * the new hold; the holds of the lost lease become owed unlocks, each of which reports the loss. So
+ * every lock still pairs with an unlock, the new lease is freed by the unlock that pairs with its
+ * lock, and a loss is never hidden.
+ */
 final class LeaseLock implements DistributedLock {
     /** How long lock() waits per call to acquire; it calls again until it has the lock. */
     private static final Duration LOCK_WAIT_ROUND = Duration.ofHours(1);
@@ -15,9 +28,16 @@ final class LeaseLock implements DistributedLock {
     private final Turnstile turnstile;
     private final String name;
     private final LockOptions options;
-    private @Nullable Thread holder; // guarded by this
-    private int holds; // guarded by this
-    private @Nullable Lease lease; // guarded by this
+    /** Only the thread a record is for reads or writes it (the map makes it visible to isLocked()). */
+    private final Map<Thread, Hold> holds = new ConcurrentHashMap<>();
+
+    /** One thread's hold: its lease and how many locks it counts, and the unlocks owed to a lease it lost. */
+    private static final class Hold {
+        @Nullable Lease lease;
+        volatile int count;
+        int owedToLost;
+        @Nullable Lease lost;
+    }
 
     LeaseLock(Turnstile turnstile, String name, LockOptions options) {
         this.turnstile = turnstile;
@@ -129,51 +149,102 @@ final class LeaseLock implements DistributedLock {
         return options.toBuilder().lockAtMostFor(lockAtMostFor).build();
     }
 
+    /**
+     * Frees the calling thread's hold once its count is down to the outermost lock; an unlock owed
+     * to a lease lost earlier reports that loss. If the store cannot be reached, the hold stays,
+     * so that the unlock can be tried again.
+     */
     @Override
+    @SuppressWarnings("NonAtomicVolatileUpdate") // only the record's own thread writes its count; others only read it
     public void unlock() {
-        Lease l;
-        synchronized (this) {
-            if (holder != Thread.currentThread() || lease == null) {
-                throw new IllegalMonitorStateException("lock '" + name + "' is not held by thread '"
-                        + Thread.currentThread().getName() + "': only the thread that locked it may unlock it");
-            }
-            if (--holds > 0) {
+        Thread me = Thread.currentThread();
+        Hold h = holds.get(me);
+        if (h == null) {
+            throw new IllegalMonitorStateException("lock '" + name + "' is not held by thread '" + me.getName()
+                    + "': only the thread that locked it may unlock it");
+        }
+        if (h.count > 0) {
+            h.count--;
+            Lease l = h.lease;
+            if (h.count > 0 || l == null) {
                 return;
             }
-            l = lease;
-            holder = null;
-            lease = null;
+            h.lease = null;
+            forgetIfDone(me, h);
+            ReleaseOutcome outcome;
+            try {
+                outcome = l.release();
+            } catch (RuntimeException e) {
+                h.lease = l; // the store did not answer: still ours to unlock
+                h.count = 1;
+                holds.put(me, h);
+                throw e;
+            }
+            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
+                throw lostAtUnlock(l, outcome == ReleaseOutcome.ALREADY_EXPIRED
+                        ? "the lease had expired before unlock (lockAtMostFor passed without a keep-alive): another holder may have run beside this one"
+                        : "the store no longer held the lease at unlock (force-released or taken over)");
+            }
+            return;
         }
-        ReleaseOutcome outcome = l.release();
-        if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
-            throw new LeaseLostException(new LeaseLoss(name, l.fence(), outcome == ReleaseOutcome.ALREADY_EXPIRED
-                    ? "the lease had expired before unlock (lockAtMostFor passed without a keep-alive): another holder may have run beside this one"
-                    : "the store no longer held the lease at unlock (force-released or taken over)", Instant.now()));
+        Lease lost = h.lost;
+        h.owedToLost--;
+        if (h.owedToLost == 0) {
+            h.lost = null;
+            forgetIfDone(me, h);
+        }
+        if (lost == null) {
+            throw new IllegalStateException("lock '" + name + "': an unlock owed to no lease"); // cannot happen
+        }
+        if (h.owedToLost == 0) {
+            try {
+                lost.release(); // its outcome is known; this only stops its bookkeeping
+            } catch (RuntimeException e) {
+                // the loss is what this unlock reports
+            }
+        }
+        throw lostAtUnlock(lost, "the lease was lost before unlock (it expired, or the store ended it), and a later lock "
+                + "of this thread asked the store again: another holder may have run beside this hold");
+    }
+
+    private void forgetIfDone(Thread me, Hold h) {
+        if (h.count == 0 && h.owedToLost == 0) {
+            holds.remove(me, h);
         }
     }
 
-    @Override
-    public synchronized boolean isLocked() {
-        return holder != null;
+    private LeaseLostException lostAtUnlock(Lease l, String reason) {
+        LeaseLoss known = l.lost().toCompletableFuture().getNow(null);
+        return new LeaseLostException(known != null ? known : new LeaseLoss(name, l.fence(), reason, Instant.now()));
     }
 
     @Override
-    public synchronized boolean isHeldByCurrentThread() {
-        return holder == Thread.currentThread() && lease != null && lease.isHeld();
+    public boolean isLocked() {
+        return holds.values().stream().anyMatch(h -> h.count > 0);
     }
 
     @Override
-    public synchronized long fence() {
-        if (holder != Thread.currentThread() || lease == null) {
+    public boolean isHeldByCurrentThread() {
+        Hold h = holds.get(Thread.currentThread());
+        Lease l = h == null ? null : h.lease;
+        return h != null && h.count > 0 && l != null && l.isHeld();
+    }
+
+    @Override
+    public long fence() {
+        Hold h = holds.get(Thread.currentThread());
+        Lease l = h == null || h.count == 0 ? null : h.lease;
+        if (l == null) {
             throw new IllegalMonitorStateException("lock '" + name + "' is not held by thread '" + Thread.currentThread().getName()
                     + "': its fence is the holder's");
         }
-        return lease.fence();
+        return l.fence();
     }
 
     @Override
-    public synchronized Optional<Lease> lease() {
-        return holder == Thread.currentThread() ? Optional.ofNullable(lease) : Optional.empty();
+    public Optional<Lease> lease() {
+        Hold h = holds.get(Thread.currentThread());
+        return h == null || h.count == 0 ? Optional.empty() : Optional.ofNullable(h.lease);
     }
 
     @Override
@@ -188,34 +259,40 @@ final class LeaseLock implements DistributedLock {
     }
 
     /**
-     * Counts one more hold if the calling thread holds the lock already and its lease is still
-     * held. A thread whose lease was lost asks the store again, as any other would.
+     * Counts one more hold if the calling thread holds the lock and its lease is still held. If
+     * its lease was lost, its holds become unlocks owed to that loss, and the store is asked again.
      */
-    private synchronized boolean reentered() {
-        if (holder == Thread.currentThread() && lease != null && lease.isHeld()) {
-            holds++;
+    @SuppressWarnings("NonAtomicVolatileUpdate") // only the record's own thread writes its count; others only read it
+    private boolean reentered() {
+        Hold h = holds.get(Thread.currentThread());
+        if (h == null || h.count == 0) {
+            return false;
+        }
+        Lease l = h.lease;
+        if (l != null && l.isHeld()) {
+            h.count++;
             return true;
         }
+        Lease older = h.lost;
+        if (older != null && older != l) {
+            // Lost twice before unlocking: the newer loss is what every owed unlock reports now.
+            try {
+                older.release(); // its outcome is known; this only stops its bookkeeping
+            } catch (RuntimeException e) {
+                // nothing to add to the loss already owed
+            }
+        }
+        h.lost = l;
+        h.owedToLost += h.count;
+        h.count = 0;
+        h.lease = null;
         return false;
     }
 
-    /**
-     * Records the lease the calling thread just took. A lease it replaces was lost before its
-     * unlock (the store let this one in): if it was this thread's, the new lease carries its holds
-     * on, so that every lock still has its unlock; if another thread's, that thread's unlock will
-     * say it no longer holds the lock. The lost lease is given back here, which the store refuses
-     * harmlessly.
-     */
+    /** Records the lease the calling thread just took: a hold of its own, one lock so far. */
     private void took(Lease l) {
-        Lease displaced;
-        synchronized (this) {
-            displaced = lease;
-            holds = holder == Thread.currentThread() ? holds + 1 : 1;
-            holder = Thread.currentThread();
-            lease = l;
-        }
-        if (displaced != null) {
-            displaced.release();
-        }
+        Hold h = holds.computeIfAbsent(Thread.currentThread(), t -> new Hold());
+        h.lease = l;
+        h.count = 1;
     }
 }

@@ -131,7 +131,7 @@ class DistributedLockTest {
         assertThat(lock.isHeldByCurrentThread()).as("the lease ran out").isFalse();
         Lease theirs = other.tryAcquire("ttl", TEN_SECONDS).orElseThrow();
         assertThat(lock.tryLock(Duration.ofMillis(100), Duration.ofSeconds(5))).as("a lost hold is not re-entered").isFalse();
-        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("expired before unlock");
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("is lost");
         theirs.release();
         lock.lock(Duration.ofSeconds(5));
         lock.lock(Duration.ofMillis(50));
@@ -185,6 +185,75 @@ class DistributedLockTest {
         assertThatThrownBy(lock::fence).isInstanceOf(IllegalMonitorStateException.class);
         assertThat(lock.tryLock()).as("free to lock again").isTrue();
         lock.unlock();
+    }
+
+    /**
+     * The store ends a kept-alive hold (force-release) while another thread waits on the same lock
+     * object: the waiter gets the lock, and the first holder still hears of its loss (its onLost,
+     * and its unlock), because nothing it does touches the first holder's lease.
+     */
+    @Test
+    void aWaiterLetInAfterAForcedReleaseLeavesTheFirstHoldersLossToBeReported() throws Exception {
+        CompletableFuture<LeaseLoss> firstLost = new CompletableFuture<>();
+        LockOptions kept = LockOptions.builder().lockAtMostFor(Duration.ofSeconds(1)).keepAlive(true).onLost(firstLost::complete).build();
+        DistributedLock lock = turnstile.lock("forced", kept);
+        lock.lock();
+        CompletableFuture<Long> second = new CompletableFuture<>();
+        Thread waiter = new Thread(() -> {
+            lock.lock();
+            try {
+                second.complete(lock.fence());
+            } finally {
+                lock.unlock();
+            }
+        });
+        waiter.start();
+        Thread.sleep(100);
+        long first = lock.fence();
+        assertThat(store.forceRelease("forced")).isTrue();
+        assertThat(second.get(5, TimeUnit.SECONDS)).isGreaterThan(first);
+        assertThat(firstLost.get(5, TimeUnit.SECONDS).fence()).as("the first holder is told").isEqualTo(first);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+        waiter.join(5_000);
+    }
+
+    /** A nested lock after the outer lease was lost takes a new lease; the outermost unlock still reports the loss. */
+    @Test
+    void aLossUnderANestedLockIsReportedByTheOutermostUnlock() throws Exception {
+        DistributedLock lock = turnstile.lock("nested-loss", TEN_SECONDS);
+        lock.lock(Duration.ofMillis(100));
+        Thread.sleep(250);
+        other.tryAcquire("nested-loss", TEN_SECONDS).orElseThrow().release();
+        lock.lock(); // the outer lease is gone: a new one
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock(); // frees the new lease
+        assertThat(other.tryAcquire("nested-loss", TEN_SECONDS)).as("the new lease is freed by its own unlock").isPresent()
+                .get().extracting(Lease::release).isEqualTo(ReleaseOutcome.RELEASED);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("(fence 1) is lost");
+        assertThatThrownBy(lock::unlock).as("every lock has had its unlock").isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    /**
+     * Spring Integration's leader loop: a leader whose lease was lost tries again (false while
+     * another holds), later gets a new lease (true), and unlocks once when it stops: the lock is free.
+     */
+    @Test
+    void aHolderThatLostItsLeaseAndTookANewOneFreesItWithOneUnlock() throws Exception {
+        LockOptions kept = LockOptions.builder().lockAtMostFor(Duration.ofSeconds(1)).keepAlive(true).build();
+        DistributedLock lock = turnstile.lock("leader", kept);
+        assertThat(lock.tryLock()).isTrue();
+        assertThat(store.forceRelease("leader")).isTrue();
+        Lease theirs = other.tryAcquire("leader", TEN_SECONDS).orElseThrow();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (lock.isHeldByCurrentThread() && System.nanoTime() < until) {
+            Thread.sleep(20); // until the keep-alive finds the lease gone (a re-entry trusts the lease's own view)
+        }
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(lock.tryLock()).as("another holds it").isFalse();
+        theirs.release();
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        assertThat(other.tryAcquire("leader", TEN_SECONDS)).as("free after the one unlock").isPresent();
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import org.springframework.dao.CannotAcquireLockException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -67,21 +68,23 @@ public final class TurnstileLockRegistry
      * Returns the lock of a key: the same object for the same key until it is expired from this
      * registry ({@link #expireUnusedOlderThan}).
      *
-     * @param lockKey the key; its {@code toString()} after the prefix is the lock's name
+     * @param lockKey the key, a {@code String} (as Spring Integration's registries take); after the
+     *     prefix it is the lock's name
      * @return the lock, which is a {@link dev.turnstile.DistributedLock} too
-     * @throws IllegalArgumentException if the key is null or makes an invalid lock name
+     * @throws IllegalArgumentException if the key is not a String or makes an invalid lock name
      */
     @Override
     public DistributedLock obtain(Object lockKey) {
         String name = name(lockKey);
-        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(turnstile.lock(n, options), options.lockAtMostFor()));
+        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(this, turnstile.lock(n, options), options.lockAtMostFor()));
         lock.lastUsed = System.nanoTime();
         return lock;
     }
 
     /**
-     * Forgets the lock objects that no thread of this process holds and that were last obtained
-     * more than {@code age} milliseconds ago (the store keeps nothing for them).
+     * Forgets the lock objects that no thread of this process holds or waits on and that were last
+     * obtained or locked more than {@code age} milliseconds ago (the store keeps nothing for them). A
+     * forgotten object refuses to lock ({@link IllegalStateException}): obtain the key again.
      *
      * @param age milliseconds
      */
@@ -91,11 +94,17 @@ public final class TurnstileLockRegistry
         locks.values().removeIf(l -> !l.inUse() && now - l.lastUsed > TimeUnit.MILLISECONDS.toNanos(age));
     }
 
+    /** Whether {@code lock} is still the one this registry gives for its key. */
+    private boolean current(RegistryLock lock) {
+        return locks.get(lock.name()) == lock;
+    }
+
     /**
      * Extends the calling thread's hold of a key's lock by the registry's {@code lockAtMostFor}.
      *
-     * @throws IllegalStateException if the calling thread does not hold it
-     * @throws LeaseLostException if its lease was lost meanwhile
+     * @throws IllegalMonitorStateException if the calling thread does not hold it
+     * @throws IllegalStateException if its lease was lost meanwhile
+     * @throws DataAccessResourceFailureException if the store cannot be reached
      */
     @Override
     public void renewLock(Object lockKey) {
@@ -105,8 +114,9 @@ public final class TurnstileLockRegistry
     /**
      * Extends the calling thread's hold of a key's lock by {@code timeToLive}.
      *
-     * @throws IllegalStateException if the calling thread does not hold it
-     * @throws LeaseLostException if its lease was lost meanwhile
+     * @throws IllegalMonitorStateException if the calling thread does not hold it
+     * @throws IllegalStateException if its lease was lost meanwhile
+     * @throws DataAccessResourceFailureException if the store cannot be reached
      * @throws IllegalArgumentException if {@code timeToLive} is null or not a valid lease time
      */
     @Override
@@ -115,27 +125,40 @@ public final class TurnstileLockRegistry
         RegistryLock lock = locks.get(name);
         Lease lease = lock == null ? null : lock.lock.lease().orElse(null);
         if (lease == null) {
-            throw new IllegalStateException("the lock of key '" + lockKey + "' is not held by thread '"
+            throw new IllegalMonitorStateException("the lock of key '" + lockKey + "' is not held by thread '"
                     + Thread.currentThread().getName() + "': only its holder can renew it");
         }
-        lease.extend(timeToLive);
+        try {
+            lease.extend(timeToLive);
+        } catch (LeaseLostException e) {
+            throw new IllegalStateException("cannot renew the lock of key '" + lockKey + "': " + e.getMessage(), e);
+        } catch (StoreUnavailableException e) {
+            throw new DataAccessResourceFailureException("cannot renew the lock of key '" + lockKey + "': " + e.getMessage(), e);
+        }
     }
 
     private String name(Object lockKey) {
-        if (lockKey == null) {
-            throw new IllegalArgumentException("lockKey is null: give the key to lock, such as a message group id");
+        if (!(lockKey instanceof String key)) {
+            // as Spring Integration's registries: a key without a stable text (Object@1b6d…) would name
+            // another lock in every process
+            throw new IllegalArgumentException("lockKey must be a String, not " + (lockKey == null ? "null"
+                    : lockKey.getClass().getName()) + ": give the key's text, such as a message group id");
         }
-        return Turnstile.checkLockName(prefix + lockKey);
+        return Turnstile.checkLockName(prefix + key);
     }
 
     /** Spring Integration's lock over Turnstile's, with its unlock's exception and TTL methods. */
     private static final class RegistryLock implements DistributedLock, dev.turnstile.DistributedLock {
+        private final TurnstileLockRegistry registry;
         final dev.turnstile.DistributedLock lock;
         /** What a re-entry renews the hold to, when it gives no time of its own. */
         private final Duration ttl;
         volatile long lastUsed = System.nanoTime();
+        /** Lock calls in progress (waiting ones too): a lock in use is not forgotten. */
+        private final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
 
-        RegistryLock(dev.turnstile.DistributedLock lock, Duration ttl) {
+        RegistryLock(TurnstileLockRegistry registry, dev.turnstile.DistributedLock lock, Duration ttl) {
+            this.registry = registry;
             this.lock = lock;
             this.ttl = ttl;
         }
@@ -151,14 +174,15 @@ public final class TurnstileLockRegistry
             }
             try {
                 lock.lease().ifPresent(l -> l.extend(holdTtl));
-            } catch (LeaseLostException e) {
-                lock.unlock(); // the inner hold just counted: the outer unlock still reports the loss
-                throw new CannotAcquireLockException("cannot lock '" + lock.name() + "' again: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                lock.unlock(); // the inner hold just counted: undone, the outer unlock still reports a loss
+                throw e instanceof LeaseLostException
+                        ? new CannotAcquireLockException("cannot lock '" + lock.name() + "' again: " + e.getMessage(), e) : e;
             }
         }
 
         boolean inUse() {
-            return lock.isLocked();
+            return calls.get() > 0 || lock.isLocked();
         }
 
         @Override
@@ -208,13 +232,24 @@ public final class TurnstileLockRegistry
 
         /** One lock call: a re-entry renews the hold, and a store failure is Spring's exception. */
         private boolean attempt(Duration holdTtl, Attempt attempt) throws InterruptedException {
+            calls.incrementAndGet();
             try {
+                if (!registry.current(this) && !lock.isHeldByCurrentThread()) {
+                    // as Spring Integration's JdbcLock: a forgotten lock would be a second lock of its key here
+                    throw new IllegalStateException("the lock '" + lock.name() + "' was forgotten by its registry "
+                            + "(expireUnusedOlderThan): obtain it again");
+                }
                 boolean held = lock.isHeldByCurrentThread();
                 boolean locked = attempt.run();
                 renewIfReentered(held && locked, holdTtl);
+                if (locked) {
+                    lastUsed = System.nanoTime();
+                }
                 return locked;
             } catch (StoreUnavailableException e) {
                 throw cannotLock(e);
+            } finally {
+                calls.decrementAndGet();
             }
         }
 
@@ -236,6 +271,9 @@ public final class TurnstileLockRegistry
         public void unlock() {
             try {
                 lock.unlock();
+            } catch (StoreUnavailableException e) {
+                throw new DataAccessResourceFailureException("cannot unlock '" + lock.name() + "' (try again: the hold "
+                        + "is kept): " + e.getMessage(), e);
             } catch (LeaseLostException e) {
                 ConcurrentModificationException ex = new ConcurrentModificationException("the lock '" + lock.name()
                         + "' was released in the store before unlock (" + e.loss().reason() + "): the data it protected "

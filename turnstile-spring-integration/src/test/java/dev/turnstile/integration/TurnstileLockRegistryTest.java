@@ -129,7 +129,7 @@ class TurnstileLockRegistryTest {
         Thread.sleep(700);
         assertThat(two.obtain(key).tryLock()).as("renewed past its 400 ms").isFalse();
         lock.unlock();
-        assertThatThrownBy(() -> one.renewLock(key)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> one.renewLock(key)).isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("only its holder can renew it");
 
         assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(10))).isTrue();
@@ -188,17 +188,37 @@ class TurnstileLockRegistryTest {
     }
 
     @Test
-    void unusedLocksAreForgottenAndHeldOnesKept() throws Exception {
+    void unusedLocksAreForgottenAndHeldOrAwaitedOnesKept() throws Exception {
         TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
+        TurnstileLockRegistry two = instance("sqlite", Duration.ofSeconds(30));
         String idle = key();
         String held = key();
+        String awaited = key();
         DistributedLock idleLock = one.obtain(idle);
         DistributedLock heldLock = one.obtain(held);
         heldLock.lock();
-        Thread.sleep(20);
+        DistributedLock awaitedLock = one.obtain(awaited);
+        DistributedLock theirs = two.obtain(awaited);
+        theirs.lock();
+        CompletableFuture<Boolean> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                boolean got = awaitedLock.tryLock(10, TimeUnit.SECONDS);
+                one.renewLock(awaited, Duration.ofSeconds(30)); // still this registry's lock of the key
+                awaitedLock.unlock();
+                return got;
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(100);
         one.expireUnusedOlderThan(10);
         assertThat(one.obtain(idle)).as("forgotten: a new object").isNotSameAs(idleLock);
+        assertThatThrownBy(idleLock::tryLock).as("a forgotten object refuses to lock").isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("obtain it again");
         assertThat(one.obtain(held)).as("held: kept").isSameAs(heldLock);
+        assertThat(one.obtain(awaited)).as("awaited: kept").isSameAs(awaitedLock);
+        theirs.unlock();
+        assertThat(waiting.get(15, TimeUnit.SECONDS)).isTrue();
         heldLock.unlock();
     }
 
@@ -235,7 +255,10 @@ class TurnstileLockRegistryTest {
     @Test
     void badInputIsRefusedWithWhatToGive() {
         TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
-        assertThatThrownBy(() -> one.obtain(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockKey is null");
+        assertThatThrownBy(() -> one.obtain(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lockKey must be a String, not null");
+        assertThatThrownBy(() -> one.obtain(new Object())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not java.lang.Object");
         assertThatThrownBy(() -> one.obtain("x".repeat(300))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> TurnstileLockRegistry.builder(null)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("turnstile is null");
