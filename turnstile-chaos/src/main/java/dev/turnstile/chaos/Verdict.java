@@ -43,6 +43,14 @@ final class Verdict {
 
     private Verdict() {}
 
+    /** Whether the overlap is the regressing hold itself beside a hold of a higher fence. */
+    private static boolean overlapsHigherFence(OverlapChecker.Overlap o, FenceOrderChecker.Regression r) {
+        long fence = r.acquire().fence();
+        int worker = r.acquire().worker();
+        return o.first().worker() == worker && o.first().fence() == fence && o.second().fence() > fence
+                || o.second().worker() == worker && o.second().fence() == fence && o.first().fence() > fence;
+    }
+
     static Verdict judge(StoreSpec store, Fault fault, ChaosConfig config, History history, OverlapChecker.Result overlaps,
             FenceOrderChecker.Result fences, RecoveryChecker.Result recovery, LossNotificationChecker.Result losses,
             List<PausedHolderChecker.PauseCheck> pauses, List<String> problems) {
@@ -63,7 +71,7 @@ final class Verdict {
             boolean clientClocks = fault instanceof Fault.ClockJump && !store.ownClock();
             List<FenceOrderChecker.Regression> excused = clientClocks ? fences.regressions().stream()
                     .filter(r -> r.acquire().fence() < r.highestBefore()
-                            && overlaps.overlaps().stream().anyMatch(o -> o.involves(r.acquire().worker())))
+                            && overlaps.overlaps().stream().anyMatch(o -> overlapsHigherFence(o, r)))
                     .toList() : List.of();
             List<FenceOrderChecker.Regression> counted = fences.regressions().stream().filter(r -> !excused.contains(r)).toList();
             if (!excused.isEmpty()) {

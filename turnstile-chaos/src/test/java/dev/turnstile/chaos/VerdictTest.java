@@ -144,6 +144,11 @@ class VerdictTest {
         History apart = new Histories().harness(Event.CLOCK_JUMP, 0, 0).round(1, 6, 100, 150).round(0, 5, 200, 250)
                 .round(2, 7, 400, 500).build();
         assertThat(judge("sqlite", "clock", apart).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+        // The regressing worker overlapped someone earlier in the run, but not with the fence that went back.
+        History earlier = new Histories().harness(Event.CLOCK_JUMP, 0, 0).round(1, 2, 10, 60).acquired(0, 3, 20)
+                .write(0, 3, Event.REJECTED, 21).release(0, 3, 70, "NOT_OWNER").round(1, 6, 100, 150).round(0, 5, 200, 250)
+                .round(2, 7, 400, 500).build();
+        assertThat(judge("sqlite", "clock", earlier).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
     }
 
     /** Worker 0 holds fence 1 when the replica starts to lag; the failover loses its lease; worker 1 takes over. */
