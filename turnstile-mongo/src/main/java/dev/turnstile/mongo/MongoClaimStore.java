@@ -179,10 +179,18 @@ public final class MongoClaimStore implements ClaimStore {
                         + description + (key == null ? " that has no '" + table.idColumn() + "' field: give every task document "
                         + "one (unique), or name '_id' as the id column" : " but it came back without '" + table.lockedAtColumn()
                         + "'"), null);
+                // Not a task this store can hand out: give its claim back (locked_at to the epoch, so the
+                // next claim meets it first and reports it, rather than after every lock timeout).
+                try {
+                    call("give back a task without its id", () -> tasks.updateOne(new Document("_id", d.get("_id")),
+                            new Document("$set", new Document(table.lockedAtColumn(), MongoClaimQueries.EPOCH))));
+                } catch (StoreUnavailableException e) {
+                    bad.addSuppressed(e);
+                }
                 if (out.isEmpty()) {
                     throw bad;
                 }
-                // As above: the tasks claimed before it are ours; the next claim meets it first and reports it.
+                // As above: the tasks claimed before it are ours; the next claim reports it.
                 log.warn("claim on {} stopped after {} of {} tasks: {}", description, out.size(), max, bad.getMessage());
                 break;
             }

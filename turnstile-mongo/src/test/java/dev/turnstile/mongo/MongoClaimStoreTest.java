@@ -220,6 +220,9 @@ class MongoClaimStoreTest {
         collection(second).insertOne(new Document("taskId", 7).append("state", "Deleting").append("updated_at", new Date(500)));
         assertThat(other.claim(ClaimFilter.where("state", "Deleting"), 5, Duration.ofMinutes(1)))
                 .as("the task claimed before the bad document is handed out").extracting(r -> r.key()).containsExactly(7);
+        assertThatThrownBy(() -> other.claim(ClaimFilter.where("state", "Deleting"), 5, Duration.ofMinutes(1)))
+                .as("its claim was given back: the next claim meets it at once, not after the lock timeout")
+                .isInstanceOf(StoreSchemaException.class).hasMessageContaining("_id=bad-2");
     }
 
     @Test
