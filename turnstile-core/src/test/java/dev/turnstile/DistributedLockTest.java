@@ -256,6 +256,39 @@ class DistributedLockTest {
         assertThat(other.tryAcquire("leader", TEN_SECONDS)).as("free after the one unlock").isPresent();
     }
 
+    /** An unlock whose release the store does not answer keeps the hold, so that it can be tried again. */
+    @Test
+    void anUnlockTheStoreDidNotAnswerCanBeTriedAgain() {
+        java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean();
+        InMemoryLockStore inner = new InMemoryLockStore();
+        dev.turnstile.spi.LockStore flaky = new dev.turnstile.spi.LockStore() {
+            @Override public java.util.Optional<dev.turnstile.spi.Grant> tryAcquire(dev.turnstile.spi.AcquireRequest r) {
+                return inner.tryAcquire(r);
+            }
+            @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+            @Override public boolean release(String n, String t, Duration atLeast) {
+                if (down.get()) {
+                    throw new StoreUnavailableException("the store is down (test)", null);
+                }
+                return inner.release(n, t, atLeast);
+            }
+            @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
+            @Override public boolean forceRelease(String n) { return inner.forceRelease(n); }
+            @Override public String description() { return "flaky"; }
+        };
+        try (Turnstile t = Turnstile.builder(flaky).build()) {
+            DistributedLock lock = t.lock("flaky", TEN_SECONDS);
+            lock.lock();
+            down.set(true);
+            assertThatThrownBy(lock::unlock).isInstanceOf(StoreUnavailableException.class);
+            assertThat(lock.isLocked()).as("still held: the unlock can be tried again").isTrue();
+            down.set(false);
+            lock.unlock();
+            assertThat(lock.isLocked()).isFalse();
+            assertThat(inner.heldLocks()).isEmpty();
+        }
+    }
+
     @Test
     void whatALockCannotDoIsRefusedClearly() {
         DistributedLock lock = turnstile.lock("refused", TEN_SECONDS);
