@@ -122,7 +122,7 @@ public final class SchedulingBench {
             pg.prepare(pool);
             try {
                 measure(report, "postgresql", runner, new FloorContender(pool, pg), JdbcLockStore.builder(pool).build(),
-                        new JdbcTemplateLockProvider(pool, BenchDatabase.SHEDLOCK_TABLE), slices, warmupNanos, sliceNanos, shuffle);
+                        new JdbcTemplateLockProvider(pool, BenchDatabase.SHEDLOCK_TABLE), null, slices, warmupNanos, sliceNanos, shuffle);
             } finally {
                 pg.deleteBenchRows(pool);
             }
@@ -133,6 +133,8 @@ public final class SchedulingBench {
         try (SliceRunner runner = new SliceRunner(1)) {
             measure(report, "redis", runner, new RedisFloorContender(lettuce), RedisLockStore.builder(lettuce).build(),
                     new RedisLockProvider.Builder(springFactory).keyPrefix("bench").environment("shedlock-sched").build(),
+                    new RedisLockProvider.Builder(springFactory).keyPrefix("bench").environment("shedlock-sched-safe")
+                            .safeUpdate(true).build(),
                     slices, warmupNanos, sliceNanos, shuffle);
         } finally {
             springFactory.destroy();
@@ -145,12 +147,14 @@ public final class SchedulingBench {
                         + "Latency is one run of the empty job, lock taken and freed. Ratios are per slice against the "
                         + "TURNSTILE slice beside it: median [min–max]. Every path uses the same store, pool or client; "
                         + "ShedLock 7.10.1 uses its JdbcTemplate provider on PostgreSQL and its Spring Data Redis "
-                        + "provider (Lettuce 7.5.2) on Redis; lockAtMostFor 30 s, lockAtLeastFor 0 everywhere.",
+                        + "provider (Lettuce 7.5.2) on Redis, whose unlock is a plain DEL (not owner-checked) unless "
+                        + "safeUpdate(true) (SHEDLOCK_SAFE, an owner-checked script); lockAtMostFor 30 s, lockAtLeastFor 0 everywhere.",
                 slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
     }
 
     private static void measure(Report report, String store, SliceRunner runner, Contender floor, LockStore lockStore,
-            LockProvider shedLockOwn, int slices, long warmupNanos, long sliceNanos, Random shuffle) throws Exception {
+            LockProvider shedLockOwn, LockProvider shedLockSafe, int slices, long warmupNanos, long sliceNanos, Random shuffle)
+            throws Exception {
         try (AnnotationConfigApplicationContext spring = new AnnotationConfigApplicationContext()) {
             spring.registerBean(LockStore.class, () -> lockStore);
             spring.registerBean(LockProvider.class, () -> shedLockOwn);
@@ -177,6 +181,11 @@ public final class SchedulingBench {
                     new Path("SHEDLOCK_BRIDGE", name -> executed(bridge, executed, name)),
                     new Path("SHEDLOCK", name -> executed(shedLock, executed, name)),
                     new Path("SHEDLOCK_ANNOTATION", name -> ran(shedLockJobs::runs, shedLockJobs::job))));
+            if (shedLockSafe != null) {
+                // Redis: ShedLock's provider unlocks with a plain DEL unless safeUpdate(true), owner-checked as Turnstile is
+                LockingTaskExecutor safe = new DefaultLockingTaskExecutor(shedLockSafe);
+                contenders.add(new Path("SHEDLOCK_SAFE", name -> executed(safe, executed, name)));
+            }
             SliceRunner.Paired<Contender, SliceResult> results = AcquireReleaseBench.measure(runner, contenders, 1, slices,
                     warmupNanos, sliceNanos, shuffle);
             System.err.printf("%s scheduling: %d slices done%n", store, slices);
