@@ -37,6 +37,8 @@ final class LeaseLock implements DistributedLock {
         volatile int count;
         int owedToLost;
         @Nullable Lease lost;
+        /** A lease whose release the store did not answer: released again before anything else this thread does here. */
+        volatile @Nullable Lease pending;
     }
 
     LeaseLock(Turnstile turnstile, String name, LockOptions options) {
@@ -170,21 +172,12 @@ final class LeaseLock implements DistributedLock {
                 return;
             }
             h.lease = null;
-            forgetIfDone(me, h);
-            ReleaseOutcome outcome;
-            try {
-                outcome = l.release();
-            } catch (RuntimeException e) {
-                h.lease = l; // the store did not answer: still ours to unlock
-                h.count = 1;
-                holds.put(me, h);
-                throw e;
-            }
-            if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
-                throw lostAtUnlock(l, outcome == ReleaseOutcome.ALREADY_EXPIRED
-                        ? "the lease had expired before unlock (lockAtMostFor passed without a keep-alive): another holder may have run beside this one"
-                        : "the store no longer held the lease at unlock (force-released or taken over)");
-            }
+            h.pending = l; // until the store answers: an unlock or lock tried again releases it first
+            releasePending(me, h);
+            return;
+        }
+        if (h.pending != null) {
+            releasePending(me, h); // the unlock that failed, tried again
             return;
         }
         Lease lost = h.lost;
@@ -207,8 +200,27 @@ final class LeaseLock implements DistributedLock {
                 + "of this thread asked the store again: another holder may have run beside this hold");
     }
 
+    /**
+     * Releases the lease whose release is pending. If the store does not answer, it stays pending
+     * and the exception says so; the thread's next unlock or lock tries again.
+     */
+    private void releasePending(Thread me, Hold h) {
+        Lease l = h.pending;
+        if (l == null) {
+            return;
+        }
+        ReleaseOutcome outcome = l.release(); // a failed release is retried by the next call (Lease.release)
+        h.pending = null;
+        forgetIfDone(me, h);
+        if (outcome == ReleaseOutcome.ALREADY_EXPIRED || outcome == ReleaseOutcome.NOT_OWNER) {
+            throw lostAtUnlock(l, outcome == ReleaseOutcome.ALREADY_EXPIRED
+                    ? "the lease had expired before unlock (lockAtMostFor passed without a keep-alive): another holder may have run beside this one"
+                    : "the store no longer held the lease at unlock (force-released or taken over)");
+        }
+    }
+
     private void forgetIfDone(Thread me, Hold h) {
-        if (h.count == 0 && h.owedToLost == 0) {
+        if (h.count == 0 && h.owedToLost == 0 && h.pending == null) {
             holds.remove(me, h);
         }
     }
@@ -220,7 +232,7 @@ final class LeaseLock implements DistributedLock {
 
     @Override
     public boolean isLocked() {
-        return holds.values().stream().anyMatch(h -> h.count > 0);
+        return holds.values().stream().anyMatch(h -> h.count > 0 || h.pending != null);
     }
 
     @Override
@@ -264,7 +276,17 @@ final class LeaseLock implements DistributedLock {
      */
     @SuppressWarnings("NonAtomicVolatileUpdate") // only the record's own thread writes its count; others only read it
     private boolean reentered() {
-        Hold h = holds.get(Thread.currentThread());
+        Thread me = Thread.currentThread();
+        Hold h = holds.get(me);
+        if (h != null && h.pending != null) {
+            // an unlock the store did not answer: its lease is released first, or this lock would wait
+            // for it; a loss it reports belongs to that earlier hold, which is over either way
+            try {
+                releasePending(me, h);
+            } catch (LeaseLostException reportedAtUnlock) {
+                // the unlock that failed was told of the store's error; the lease is gone now
+            }
+        }
         if (h == null || h.count == 0) {
             return false;
         }

@@ -2,6 +2,8 @@ package dev.turnstile.chaos;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -43,12 +45,20 @@ final class Verdict {
 
     private Verdict() {}
 
-    /** Whether the overlap is the regressing hold itself beside a hold of a higher fence. */
+    /**
+     * Whether the overlap is the regressing hold itself (its worker, fence and start: the acquire
+     * that returned late) beside a hold of a fence above it, at most the highest issued before.
+     */
     private static boolean overlapsHigherFence(OverlapChecker.Overlap o, FenceOrderChecker.Regression r) {
-        long fence = r.acquire().fence();
-        int worker = r.acquire().worker();
-        return o.first().worker() == worker && o.first().fence() == fence && o.second().fence() > fence
-                || o.second().worker() == worker && o.second().fence() == fence && o.first().fence() > fence;
+        return isRegressing(o.first(), r) && above(o.second(), r) || isRegressing(o.second(), r) && above(o.first(), r);
+    }
+
+    private static boolean isRegressing(History.Hold h, FenceOrderChecker.Regression r) {
+        return h.worker() == r.acquire().worker() && h.fence() == r.acquire().fence() && h.start() == r.acquire().t();
+    }
+
+    private static boolean above(History.Hold h, FenceOrderChecker.Regression r) {
+        return h.fence() > r.acquire().fence() && h.fence() <= r.highestBefore();
     }
 
     static Verdict judge(StoreSpec store, Fault fault, ChaosConfig config, History history, OverlapChecker.Result overlaps,
@@ -69,8 +79,11 @@ final class Verdict {
             // with no overlap to explain it, fails as anywhere else. The resource's log, in commit
             // order, still checks every fence (out of order, above).
             boolean clientClocks = fault instanceof Fault.ClockJump && !store.ownClock();
+            // a fence two acquires returned is never a matter of order
+            Map<Long, Long> returned = history.acquisitions().stream()
+                    .collect(Collectors.groupingBy(Event::fence, Collectors.counting()));
             List<FenceOrderChecker.Regression> excused = clientClocks ? fences.regressions().stream()
-                    .filter(r -> r.acquire().fence() < r.highestBefore()
+                    .filter(r -> r.acquire().fence() < r.highestBefore() && returned.get(r.acquire().fence()) == 1
                             && overlaps.overlaps().stream().anyMatch(o -> overlapsHigherFence(o, r)))
                     .toList() : List.of();
             List<FenceOrderChecker.Regression> counted = fences.regressions().stream().filter(r -> !excused.contains(r)).toList();

@@ -149,6 +149,11 @@ class VerdictTest {
                 .write(0, 3, Event.REJECTED, 21).release(0, 3, 70, "NOT_OWNER").round(1, 6, 100, 150).round(0, 5, 200, 250)
                 .round(2, 7, 400, 500).build();
         assertThat(judge("sqlite", "clock", earlier).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
+        // Fence 5 returned twice (a store that repeated it), once overlapping fence 7: the repeat is never excused.
+        History duplicate = new Histories().harness(Event.CLOCK_JUMP, 0, 0).acquired(1, 5, 1).acquired(2, 7, 2)
+                .release(1, 5, 10, "RELEASED").acquired(1, 5, 12).release(1, 5, 13, "RELEASED").release(2, 7, 15, "RELEASED")
+                .round(2, 8, 400, 500).build();
+        assertThat(judge("sqlite", "clock", duplicate).failures()).anySatisfy(f -> assertThat(f).contains("fences went backwards"));
     }
 
     /** Worker 0 holds fence 1 when the replica starts to lag; the failover loses its lease; worker 1 takes over. */

@@ -182,7 +182,9 @@ public final class MongoClaimStore implements ClaimStore {
                 // Not a task this store can hand out: give its claim back (locked_at to the epoch, so the
                 // next claim meets it first and reports it, rather than after every lock timeout).
                 try {
-                    call("give back a task without its id", () -> tasks.updateOne(new Document("_id", d.get("_id")),
+                    // guarded by the version this claim set: a later, legitimate claim of it is left alone
+                    call("give back a task without its id", () -> tasks.updateOne(new Document("_id", d.get("_id"))
+                                    .append(table.versionColumn(), d.get(table.versionColumn())),
                             new Document("$set", new Document(table.lockedAtColumn(), MongoClaimQueries.EPOCH))));
                 } catch (StoreUnavailableException e) {
                     bad.addSuppressed(e);

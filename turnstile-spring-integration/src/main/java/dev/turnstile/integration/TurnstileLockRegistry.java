@@ -76,9 +76,12 @@ public final class TurnstileLockRegistry
     @Override
     public DistributedLock obtain(Object lockKey) {
         String name = name(lockKey);
-        RegistryLock lock = locks.computeIfAbsent(name, n -> new RegistryLock(this, turnstile.lock(n, options), options.lockAtMostFor()));
-        lock.lastUsed = System.nanoTime();
-        return lock;
+        // under the key's own lock in the map, as expiry judges it: an object handed out is fresh
+        return locks.compute(name, (n, existing) -> {
+            RegistryLock lock = existing != null ? existing : new RegistryLock(this, turnstile.lock(n, options), options.lockAtMostFor());
+            lock.lastUsed = System.nanoTime();
+            return lock;
+        });
     }
 
     /**
@@ -91,12 +94,26 @@ public final class TurnstileLockRegistry
     @Override
     public void expireUnusedOlderThan(long age) {
         long now = System.nanoTime();
-        locks.values().removeIf(l -> !l.inUse() && now - l.lastUsed > TimeUnit.MILLISECONDS.toNanos(age));
+        for (String name : locks.keySet()) {
+            // judged and removed under the key's own lock in the map, which a lock call enters too
+            locks.computeIfPresent(name, (n, l) -> !l.inUse() && now - l.lastUsed > TimeUnit.MILLISECONDS.toNanos(age) ? null : l);
+        }
     }
 
-    /** Whether {@code lock} is still the one this registry gives for its key. */
-    private boolean current(RegistryLock lock) {
-        return locks.get(lock.name()) == lock;
+    /**
+     * Counts a lock call in on {@code lock} if it is still the one this registry gives for its key,
+     * under the key's lock in the map, so that expiry cannot forget it from then on.
+     */
+    private boolean enter(RegistryLock lock) {
+        boolean[] current = {false};
+        locks.computeIfPresent(lock.name(), (n, l) -> {
+            if (l == lock) {
+                lock.calls.incrementAndGet();
+                current[0] = true;
+            }
+            return l;
+        });
+        return current[0];
     }
 
     /**
@@ -155,7 +172,7 @@ public final class TurnstileLockRegistry
         private final Duration ttl;
         volatile long lastUsed = System.nanoTime();
         /** Lock calls in progress (waiting ones too): a lock in use is not forgotten. */
-        private final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
 
         RegistryLock(TurnstileLockRegistry registry, dev.turnstile.DistributedLock lock, Duration ttl) {
             this.registry = registry;
@@ -232,16 +249,20 @@ public final class TurnstileLockRegistry
 
         /** One lock call: a re-entry renews the hold, and a store failure is Spring's exception. */
         private boolean attempt(Duration holdTtl, Attempt attempt) throws InterruptedException {
-            calls.incrementAndGet();
-            try {
-                if (!registry.current(this) && !lock.isHeldByCurrentThread()) {
+            if (!registry.enter(this)) {
+                if (!lock.isLocked()) {
                     // as Spring Integration's JdbcLock: a forgotten lock would be a second lock of its key here
                     throw new IllegalStateException("the lock '" + lock.name() + "' was forgotten by its registry "
                             + "(expireUnusedOlderThan): obtain it again");
                 }
-                boolean held = lock.isHeldByCurrentThread();
+                calls.incrementAndGet(); // held while forgotten cannot happen (expiry skips a lock in use); be safe
+            }
+            try {
+                Lease before = lock.lease().orElse(null);
+                boolean held = before != null && before.isHeld();
                 boolean locked = attempt.run();
-                renewIfReentered(held && locked, holdTtl);
+                // a re-entry only if the hold's lease is the same one: a lost lease gets a new one, nothing to renew
+                renewIfReentered(held && locked && lock.lease().orElse(null) == before, holdTtl);
                 if (locked) {
                     lastUsed = System.nanoTime();
                 }

@@ -222,6 +222,47 @@ class TurnstileLockRegistryTest {
         heldLock.unlock();
     }
 
+    /**
+     * Expiry running all the time beside a thread that obtains, locks, renews and unlocks: once a
+     * lock call got in, the registry keeps the object until it is unlocked (before, expiry could
+     * forget a lock its thread was taking, and the holder's renewLock then said it held nothing).
+     */
+    @Test
+    void expiryNeverForgetsALockBeingTakenOrHeld() throws Exception {
+        TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
+        String key = key();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread expiry = new Thread(() -> {
+            while (!stop.get()) {
+                one.expireUnusedOlderThan(0);
+            }
+        });
+        expiry.start();
+        int held = 0;
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (System.nanoTime() < until) {
+                DistributedLock lock = one.obtain(key);
+                try {
+                    lock.lock();
+                } catch (IllegalStateException forgottenBeforeTheCall) {
+                    continue; // expiry came between obtain and lock: obtain again, as with Spring's JdbcLock
+                }
+                try {
+                    held++;
+                    assertThat(one.obtain(key)).as("a held lock stays the registry's").isSameAs(lock);
+                    one.renewLock(key, Duration.ofSeconds(30));
+                } finally {
+                    lock.unlock();
+                }
+            }
+        } finally {
+            stop.set(true);
+            expiry.join(5_000);
+        }
+        assertThat(held).isPositive();
+    }
+
     @Test
     void executeLockedRunsTheTaskUnderTheLock() throws Exception {
         TurnstileLockRegistry one = instance("sqlite", Duration.ofSeconds(30));
