@@ -186,6 +186,17 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return table;
     }
 
+    /** A column name spliced into a statement: a plain identifier that is not a reserved word anywhere. */
+    static String checkColumn(String what, String column) {
+        if (column == null || !IDENTIFIER.matcher(column).matches() || column.indexOf('.') >= 0) {
+            throw new IllegalArgumentException(what + " '" + column + "' is not a plain SQL identifier: use letters, "
+                    + "digits and underscores, starting with a letter or underscore, at most 63 characters (it is "
+                    + "spliced into the statement, so nothing else is accepted)");
+        }
+        ReservedWords.check(what, column, null);
+        return column;
+    }
+
     @Override
     public String toString() {
         return id();
