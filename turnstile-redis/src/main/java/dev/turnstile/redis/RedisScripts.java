@@ -41,6 +41,9 @@ final class RedisScripts {
     /** Ends whatever lease holds the lock; returns 1 or 0. */
     static final String FORCE_RELEASE = load("force-release");
 
+    /** A write applied only if its fence is at least the one recorded beside the key; see {@code RedisFences}. */
+    static final String FENCED_WRITE = load("fenced-write");
+
     /** What {@link #RELEASE_AT_LEAST} returns when it kept the lock for lockAtLeastFor. */
     static final long KEPT = 2L;
 
@@ -56,7 +59,7 @@ final class RedisScripts {
      */
     public static void main(String[] args) {
         if (args.length != 1) {
-            System.err.println("usage: RedisScripts acquire|extend|release|release-at-least|hand-over|force-release");
+            System.err.println("usage: RedisScripts acquire|extend|release|release-at-least|hand-over|force-release|fenced-write");
             System.exit(64);
         }
         System.out.print(load(args[0]));
