@@ -10,7 +10,7 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
@@ -23,6 +23,9 @@
 # --only scheduling: one locked run of an empty job on 1 thread through JobRunner, @TurnstileLock, the
 # ShedLock bridge, and ShedLock's own executor and @SchedulerLock, each beside the bare Turnstile
 # tryAcquire + release (PostgreSQL, then Redis); part of the default run.
+# --only fenced: the same write with and without its fence (SqlFences.updateRow against an UPDATE,
+# SqlFences.check in a transaction against the same transaction, on each --dbs database; RedisFences.set
+# against SET), 1 thread; part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
@@ -62,8 +65,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff or scheduling" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling or fenced" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -93,6 +96,9 @@ if [[ $only == all || $only == redis ]]; then
 fi
 if [[ $only == all || $only == scheduling ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.SchedulingBench
+fi
+if [[ $only == all || $only == fenced ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.FencedWriteBench
 fi
 if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis

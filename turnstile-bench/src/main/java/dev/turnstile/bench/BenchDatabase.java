@@ -23,6 +23,13 @@ enum BenchDatabase {
             return BenchConfig.postgresUrl();
         }
     },
+    /** Only the fenced-write benchmark runs here (the other tables' DDL is PostgreSQL's and SQLite's). */
+    MARIADB(SqlDialect.MARIADB) {
+        @Override
+        String jdbcUrl() {
+            return System.getProperty("bench.mariadbUrl", "jdbc:mariadb://127.0.0.1:3306/test?user=root");
+        }
+    },
     SQLITE(SqlDialect.SQLITE) {
         @Override
         String jdbcUrl() {

@@ -150,8 +150,10 @@ public final class SqlFences {
      * the writes, in their transaction.
      *
      * <p>One statement when the resource has been written before (an {@code UPDATE … WHERE fence <=
-     * ?}), and an insert for its first write; on MariaDB/MySQL an upsert and a locking read, as an
-     * update of a missing row there takes a gap lock that would deadlock two first writes.
+     * ?}), and an insert for its first write; on MariaDB/MySQL one upsert that hands back the
+     * resource's fence ({@code LAST_INSERT_ID(x)}), as an update of a missing row there takes a gap
+     * lock on which two first writes would deadlock. There it sets the session's {@code
+     * LAST_INSERT_ID()}: read an id of your own before the check, or through {@code getGeneratedKeys}.
      *
      * @param c a connection inside the transaction of the writes (auto-commit off)
      * @param resource the resource, named like a lock; usually the lock name
@@ -173,18 +175,18 @@ public final class SqlFences {
                     + "connection.setAutoCommit(false) first, or run it inside a Spring transaction");
         }
         Dialect d = (Dialect) SqlDialect.detect(c.getMetaData());
-        String seenSql = lockingRead(d, "SELECT fence FROM " + table + " WHERE resource = ?");
         if (d.id().equals("mariadb")) {
             // InnoDB at REPEATABLE READ gap-locks a missing row on UPDATE, and two first writes of one
             // resource would then deadlock on their inserts; one upsert takes the row or waits for it.
-            update(c, "INSERT INTO " + table + " (resource, fence, writes) VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE"
-                    + " writes = writes + IF(fence <= VALUES(fence), 1, 0), fence = GREATEST(fence, VALUES(fence))", name, fence);
-            long seen = recorded(c, seenSql, name);
+            // LAST_INSERT_ID(x) hands back the row's fence after the statement in its OK reply, with
+            // no second statement, whichever way the driver counts rows.
+            long seen = upsertReturningFence(c, name, fence);
             if (seen > fence) {
                 throw new StaleFenceException(name, fence, seen);
             }
             return;
         }
+        String seenSql = lockingRead(d, "SELECT fence FROM " + table + " WHERE resource = ?");
         long deadline = System.nanoTime() + CONTENTION_LIMIT.toNanos();
         for (int round = 0;; round++) {
             // Where the resource has a row: one statement, and the row stays locked till commit.
@@ -206,6 +208,27 @@ public final class SqlFences {
                         + "transaction for " + CONTENTION_LIMIT.toSeconds() + " s; nothing was recorded: retry the transaction");
             }
             sleep(Math.min(50, 1L << Math.min(round, 5)));
+        }
+    }
+
+    /** MariaDB/MySQL: records the fence if it passes, and returns the resource's fence after the statement. */
+    private long upsertReturningFence(Connection c, String name, long fence) throws SQLException {
+        String sql = "INSERT INTO " + table + " (resource, fence, writes) VALUES (?, LAST_INSERT_ID(?), 1) ON DUPLICATE KEY UPDATE"
+                + " writes = writes + IF(fence <= VALUES(fence), 1, 0), fence = LAST_INSERT_ID(GREATEST(fence, VALUES(fence)))";
+        try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
+            ps.setString(1, name);
+            ps.setLong(2, fence);
+            ps.executeUpdate();
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                if (keys.next() && keys.getLong(1) > 0) {
+                    return keys.getLong(1);
+                }
+            }
+        }
+        // A driver that did not pass the reply's id on: ask for it (same connection, same value).
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
+            rs.next();
+            return rs.getLong(1);
         }
     }
 
@@ -382,11 +405,6 @@ public final class SqlFences {
             }
             return ps.executeUpdate();
         }
-    }
-
-    private static long recorded(Connection c, String sql, Object key) throws SQLException {
-        Long seen = recordedOrNull(c, sql, key);
-        return seen == null ? 0 : seen;
     }
 
     private static @org.jspecify.annotations.Nullable Long recordedOrNull(Connection c, String sql, Object key) throws SQLException {
