@@ -1,5 +1,8 @@
 package dev.turnstile.chaos;
 
+import dev.turnstile.StaleFenceException;
+import dev.turnstile.jdbc.SqlDialect;
+import dev.turnstile.jdbc.SqlFences;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -10,24 +13,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The protected resource: one PostgreSQL row that accepts a write only with a fence at least as
- * high as the last one it accepted, and an append-only log of the writes it accepted, written in
- * the same transaction, with a serial id that gives their order.
+ * The protected resource: a PostgreSQL resource fenced by the shipped helper, {@link SqlFences#check}
+ * (the fence table {@code chaos_fences}), and an append-only log of the writes it admitted,
+ * written in the same transaction, with a serial id that gives their order. So every chaos cell
+ * tests the helper users get, not a statement of the harness's own.
  *
- * <pre>
- * UPDATE chaos_resource SET last_fence = ?, writes = writes + 1 WHERE id = ? AND last_fence &lt;= ?
- * </pre>
- *
- * <p>{@code <=} rather than {@code <}: a holder writes twice under one fence (early and late in its
- * hold), and its second write must pass while every write of an older holder fails. Two different
- * holders never share a fence on a store with safe fences, and the checker flags it when they do.
+ * <p>The helper admits a fence equal to the highest (a holder writes twice under one fence, early
+ * and late in its hold, and its second write must pass) while every write of an older holder
+ * fails. Two different holders never share a fence on a store with safe fences, and the checker
+ * flags it when they do.
  */
 public final class FencedResource implements AutoCloseable {
     /** The resource database: the machine's PostgreSQL, reached directly (never through a fault proxy). */
     public static final String DEFAULT_URL = System.getProperty("turnstile.chaos.resource",
             "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
 
-    static final String UPDATE = "UPDATE chaos_resource SET last_fence = ?, writes = writes + 1 WHERE id = ? AND last_fence <= ?";
+    static final SqlFences FENCES = SqlFences.create().withTable("chaos_fences");
     static final String LOG = "INSERT INTO chaos_log (resource_id, fence, worker, phase, nanos) VALUES (?, ?, ?, ?, ?)";
 
     /**
@@ -80,13 +81,11 @@ public final class FencedResource implements AutoCloseable {
      */
     public static void setUp(String url, String resourceId) throws SQLException {
         try (Connection c = DriverManager.getConnection(withTimeouts(url)); Statement st = c.createStatement()) {
-            createIfMissing(st, "CREATE TABLE IF NOT EXISTS chaos_resource (id text PRIMARY KEY, "
-                    + "last_fence bigint NOT NULL, writes bigint NOT NULL DEFAULT 0)");
+            createIfMissing(st, FENCES.createTable(SqlDialect.POSTGRESQL));
             createIfMissing(st, "CREATE TABLE IF NOT EXISTS chaos_log (seq bigserial PRIMARY KEY, resource_id text NOT NULL, "
                     + "fence bigint NOT NULL, worker int NOT NULL, phase int NOT NULL, nanos bigint NOT NULL)");
             createIfMissing(st, "CREATE INDEX IF NOT EXISTS chaos_log_resource ON chaos_log (resource_id, seq)");
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO chaos_resource (id, last_fence, writes) VALUES (?, 0, 0) "
-                    + "ON CONFLICT (id) DO UPDATE SET last_fence = 0, writes = 0")) {
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM chaos_fences WHERE resource = ?")) {
                 ps.setString(1, resourceId);
                 ps.executeUpdate();
             }
@@ -109,8 +108,8 @@ public final class FencedResource implements AutoCloseable {
     }
 
     /**
-     * Writes under a fence: one transaction that bumps the row only if the fence is not older than
-     * the last accepted one, and logs the write if it did.
+     * Writes under a fence: one transaction that {@link SqlFences#check checks} the fence (refused
+     * if older than the highest admitted) and logs the write if it was admitted.
      *
      * @param fence the writer's fence
      * @param phase 1 or 2
@@ -120,25 +119,22 @@ public final class FencedResource implements AutoCloseable {
     public String write(long fence, int phase) throws SQLException {
         Connection c = connection();
         try {
-            int rows;
-            try (PreparedStatement ps = c.prepareStatement(UPDATE)) {
-                ps.setLong(1, fence);
-                ps.setString(2, resourceId);
-                ps.setLong(3, fence);
-                rows = ps.executeUpdate();
+            try {
+                FENCES.check(c, resourceId, fence);
+            } catch (StaleFenceException e) {
+                c.rollback();
+                return Event.REJECTED;
             }
-            if (rows == 1) {
-                try (PreparedStatement ps = c.prepareStatement(LOG)) {
-                    ps.setString(1, resourceId);
-                    ps.setLong(2, fence);
-                    ps.setInt(3, worker);
-                    ps.setInt(4, phase);
-                    ps.setLong(5, System.nanoTime());
-                    ps.executeUpdate();
-                }
+            try (PreparedStatement ps = c.prepareStatement(LOG)) {
+                ps.setString(1, resourceId);
+                ps.setLong(2, fence);
+                ps.setInt(3, worker);
+                ps.setInt(4, phase);
+                ps.setLong(5, System.nanoTime());
+                ps.executeUpdate();
             }
             c.commit();
-            return rows == 1 ? Event.ACCEPTED : Event.REJECTED;
+            return Event.ACCEPTED;
         } catch (SQLException e) {
             drop();
             throw e;

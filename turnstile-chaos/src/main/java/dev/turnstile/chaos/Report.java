@@ -115,9 +115,11 @@ public final class Report {
                 + "overlap fails. Where a store cannot promise exclusion (Redis restarted without persistence, Redlock, "
                 + "SQLite under clock jumps) the overlaps are shown in the notes, not hidden.\n");
         b.append("- **writes out of order**: from the resource's log of accepted writes in commit order, a fence lower than an "
-                + "earlier accepted one, or equal to it from another holder. Must be 0 everywhere. The resource accepts "
-                + "`WHERE last_fence <= ?` (`<=` so a holder's own second write under the same fence passes).\n");
-        b.append("- **stale writes rejected**: writes the fence refused because a newer holder had written.\n");
+                + "earlier accepted one, or equal to it from another holder. Must be 0 everywhere. The resource is fenced by the "
+                + "shipped helper, `SqlFences.check` (turnstile-jdbc), in the transaction that logs the write; it admits a fence "
+                + "equal to the highest, so a holder's own second write under the same fence passes.\n");
+        b.append("- **stale writes rejected**: writes `SqlFences.check` refused (`StaleFenceException`) because a newer "
+                + "holder had written; a stale write it accepted would show in the column before, and in the pause checks.\n");
         b.append("- **fence regressions**: acquires that returned a fence not above one issued before. Must be 0 on stores "
                 + "with safe fences; Redlock does not promise it.\n");
         b.append(String.format("- **worst recovery**: from the harness's kill/pause/partition of the holder to the next acquire "
