@@ -55,10 +55,13 @@ public final class SqlFences {
 
     private final String table;
     private final String column;
+    /** "table.column" keys already found unique; shared by copies, as it only ever grows. */
+    private final java.util.Set<String> verified;
 
-    private SqlFences(String table, String column) {
+    private SqlFences(String table, String column, java.util.Set<String> verified) {
         this.table = table;
         this.column = column;
+        this.verified = verified;
     }
 
     /**
@@ -68,7 +71,7 @@ public final class SqlFences {
      * @return the helper
      */
     public static SqlFences create() {
-        return new SqlFences(DEFAULT_TABLE, DEFAULT_COLUMN);
+        return new SqlFences(DEFAULT_TABLE, DEFAULT_COLUMN, java.util.concurrent.ConcurrentHashMap.newKeySet());
     }
 
     /**
@@ -79,7 +82,7 @@ public final class SqlFences {
      * @throws IllegalArgumentException if it is not a plain identifier or is a reserved word
      */
     public SqlFences withTable(String fenceTable) {
-        return new SqlFences(Dialect.checkTable(fenceTable), column);
+        return new SqlFences(Dialect.checkTable(fenceTable), column, verified);
     }
 
     /**
@@ -90,7 +93,7 @@ public final class SqlFences {
      * @throws IllegalArgumentException if it is not a plain identifier or is a reserved word
      */
     public SqlFences withFenceColumn(String fenceColumn) {
-        return new SqlFences(table, Dialect.checkColumn("fence column", fenceColumn));
+        return new SqlFences(table, Dialect.checkColumn("fence column", fenceColumn), verified);
     }
 
     /**
@@ -175,40 +178,89 @@ public final class SqlFences {
                     + "connection.setAutoCommit(false) first, or run it inside a Spring transaction");
         }
         Dialect d = (Dialect) SqlDialect.detect(c.getMetaData());
+        try {
+            verifyKey(c, d, table, "resource", "fence table");
+            admit(c, d, name, fence);
+        } catch (SQLException e) {
+            if (d.isMissingTable(e)) {
+                throw new SQLException("the fence table " + table + " does not exist: create it with SqlFences.createTable("
+                        + "connection), or put the DDL of createTable(SqlDialect) in your migrations (" + e.getMessage() + ")",
+                        e.getSQLState(), e.getErrorCode(), e);
+            }
+            throw e;
+        }
+    }
+
+    private void admit(Connection c, Dialect d, String name, long fence) throws SQLException {
+        String fenceColumn = d.id().equals("sqlite") ? "CAST(fence AS INTEGER)" : "fence";
+        String seenSql = lockingRead(d, "SELECT " + fenceColumn + " FROM " + table + " WHERE resource = ?");
         if (d.id().equals("mariadb")) {
             // InnoDB at REPEATABLE READ gap-locks a missing row on UPDATE, and two first writes of one
             // resource would then deadlock on their inserts; one upsert takes the row or waits for it.
             // LAST_INSERT_ID(x) hands back the row's fence after the statement in its OK reply, with
-            // no second statement, whichever way the driver counts rows.
+            // no second statement, whichever way the driver counts rows. Anything but our own fence
+            // back (a table with an AUTO_INCREMENT column answers with its id) is read again, locked.
             long seen = upsertReturningFence(c, name, fence);
+            if (seen != fence) {
+                Long read = recordedOrNull(c, seenSql, name);
+                seen = read == null ? fence : read;
+            }
             if (seen > fence) {
                 throw new StaleFenceException(name, fence, seen);
             }
             return;
         }
-        String seenSql = lockingRead(d, "SELECT fence FROM " + table + " WHERE resource = ?");
         long deadline = System.nanoTime() + CONTENTION_LIMIT.toNanos();
         for (int round = 0;; round++) {
             // Where the resource has a row: one statement, and the row stays locked till commit.
-            if (update(c, "UPDATE " + table + " SET fence = ?, writes = writes + 1 WHERE resource = ? AND fence <= ?",
+            if (update(c, "UPDATE " + table + " SET fence = ?, writes = writes + 1 WHERE resource = ? AND " + fenceColumn + " <= ?",
                     fence, name, fence) == 1) {
                 return;
             }
-            if (insertIfAbsent(c, d, name, fence)) {
+            boolean[] duplicate = {false};
+            if (insertIfAbsent(c, d, name, fence, duplicate)) {
                 return;
             }
             Long seen = recordedOrNull(c, seenSql, name);
             if (seen != null && seen > fence) {
                 throw new StaleFenceException(name, fence, seen);
             }
+            if (seen == null && duplicate[0] && c.getTransactionIsolation() >= Connection.TRANSACTION_REPEATABLE_READ) {
+                // H2 at REPEATABLE READ and above: the row was committed after this transaction's
+                // snapshot, which will never show it. Only a new transaction can decide.
+                throw new SQLTransientException("the fence row of '" + name + "' in " + table + " was written by another "
+                        + "transaction after this transaction began (isolation REPEATABLE READ or above): nothing was "
+                        + "recorded; roll back and retry the transaction");
+            }
             // Another transaction's first write of this resource is not committed yet (H2 neither
             // shows nor waits for it): wait for it, then decide.
             if (System.nanoTime() > deadline) {
-                throw new SQLTransientException("the fence row of '" + name + "' in " + table + " stayed locked by another "
-                        + "transaction for " + CONTENTION_LIMIT.toSeconds() + " s; nothing was recorded: retry the transaction");
+                throw new SQLTransientException("the fence row of '" + name + "' in " + table + " stayed uncommitted in "
+                        + "another transaction for " + CONTENTION_LIMIT.toSeconds() + " s; nothing was recorded: retry the "
+                        + "transaction");
             }
             sleep(Math.min(50, 1L << Math.min(round, 5)));
         }
+    }
+
+    /**
+     * Refuses, once per table and column, a key column that does not identify one row: a second row
+     * with the same key would carry its own fence, and a stale write could pass on it beside a newer
+     * fence on the first.
+     */
+    private void verifyKey(Connection c, Dialect d, String t, String column, String what) throws SQLException {
+        if (verified.contains(t + "." + column)) {
+            return;
+        }
+        try {
+            UniqueKeys.check(c, d.id(), t, column, what);
+        } catch (dev.turnstile.StoreSchemaException e) {
+            throw new IllegalArgumentException("the " + what + " " + t + " has no primary key or unique index on " + column
+                    + " alone: each key must name one row, else a stale fence could pass on a second row with the same key "
+                    + "beside a newer fence on the first. Add a primary key or unique index on " + column + " (if rows share a "
+                    + "key already, merge them first)", e);
+        }
+        verified.add(t + "." + column);
     }
 
     /** MariaDB/MySQL: records the fence if it passes, and returns the resource's fence after the statement. */
@@ -233,7 +285,7 @@ public final class SqlFences {
     }
 
     /** Inserts the resource's first row; false if a row exists (or, on H2, is being inserted). */
-    private boolean insertIfAbsent(Connection c, Dialect d, String name, long fence) throws SQLException {
+    private boolean insertIfAbsent(Connection c, Dialect d, String name, long fence, boolean[] duplicate) throws SQLException {
         String sql = switch (d.id()) {
             case "postgresql" -> "INSERT INTO " + table + " (resource, fence, writes) VALUES (?, ?, 1) ON CONFLICT (resource) DO NOTHING";
             case "h2" -> "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(510)), CAST(? AS BIGINT))) s (resource, fence)"
@@ -244,6 +296,7 @@ public final class SqlFences {
             return update(c, sql, name, fence) == 1;
         } catch (SQLException e) {
             if (d.id().equals("h2") && d.isLostInsertRace(e)) {
+                duplicate[0] = true;
                 return false;
             }
             throw e;
@@ -294,14 +347,17 @@ public final class SqlFences {
         if (set == null || set.isBlank()) {
             throw new IllegalArgumentException("set is empty: give the assignments of the update, e.g. \"balance = ?\"");
         }
-        String sql = "UPDATE " + t + " SET " + set + ", " + column + " = ? WHERE " + k + " = ? AND COALESCE(" + column + ", 0) <= ?";
+        Dialect d = (Dialect) SqlDialect.detect(c.getMetaData());
+        verifyKey(c, d, t, k, "table");
+        // SQLite compares by storage class: a fence kept as text would compare as text.
+        String recorded = d.id().equals("sqlite") ? "COALESCE(CAST(" + column + " AS INTEGER), 0)" : "COALESCE(" + column + ", 0)";
+        String sql = "UPDATE " + t + " SET " + set + ", " + column + " = ? WHERE " + k + " = ? AND " + recorded + " <= ?";
         Object[] values = new Object[params.length + 3];
         System.arraycopy(params, 0, values, 0, params.length);
         values[params.length] = fence;
         values[params.length + 1] = key;
         values[params.length + 2] = fence;
-        Dialect d = (Dialect) SqlDialect.detect(c.getMetaData());
-        String seenSql = lockingRead(d, "SELECT COALESCE(" + column + ", 0) FROM " + t + " WHERE " + k + " = ?");
+        String seenSql = lockingRead(d, "SELECT " + recorded + " FROM " + t + " WHERE " + k + " = ?");
         for (int i = 0;; i++) {
             int rows = update(c, sql, values);
             if (rows > 0) {
@@ -315,21 +371,25 @@ public final class SqlFences {
                 throw new StaleFenceException(t + "." + k + "=" + key, fence, seen);
             }
             if (i == 1) {
-                // The row is there with a fence we pass, twice: the update matched it and changed
-                // nothing, which a driver counting changed rows (useAffectedRows) reports as 0.
-                return 1;
+                // The row is there with a fence we pass, twice. On MariaDB/MySQL the update matched it
+                // and changed nothing, which a driver counting changed rows (useAffectedRows) reports
+                // as 0 (their triggers cannot skip a row). Elsewhere a trigger or a row security
+                // policy skipped it: nothing was written, and 0 says so.
+                return d.id().equals("mariadb") ? 1 : 0;
             }
             // Or the row appeared after the update looked: once more.
         }
     }
 
     /**
-     * Returns a gate that admits work for a resource in its own transaction on {@code dataSource}:
-     * {@link #check} first, then the work, then commit. The connection and the resource's row lock
-     * are held while the work runs, so work for one resource is serialised across every process
-     * that uses the same fence table, in fence order, and a stale fence is refused before its work
-     * runs. On SQLite the whole database file is locked while the work runs: keep the fence table in
-     * a file of its own there.
+     * Returns a gate that admits work for a resource on {@code dataSource}: {@link #check} in a
+     * transaction committed at once (the record, which nothing after can lose), then {@link #check}
+     * again in a second transaction that holds the resource's row while the work runs, committed
+     * after it. Work for one resource is serialised across every process that uses the same fence
+     * table, in fence order, and a stale fence is refused before its work runs. The gate holds one
+     * connection of {@code dataSource} while the work runs: if the work uses the same pool, size it
+     * for both, or give the gate a DataSource of its own. On SQLite the whole database file is
+     * locked while the work runs: keep the fence table in a file of its own there.
      *
      * @param dataSource where the fence table is
      * @return the gate
@@ -361,6 +421,11 @@ public final class SqlFences {
         try (c) {
             try {
                 c.setAutoCommit(false);
+                // First the record, committed on its own: whatever happens to the transaction that
+                // holds the row while the work runs, the fence stays recorded.
+                check(c, name, fence);
+                c.commit();
+                // Then the hold: the same fence passes again unless a newer one came in between.
                 check(c, name, fence);
             } catch (SQLException e) {
                 rollback(c);
@@ -369,18 +434,15 @@ public final class SqlFences {
                 rollback(c);
                 throw e;
             }
-            T result;
             try {
-                result = work.run();
+                return work.run();
             } finally {
                 try {
-                    c.commit();
+                    c.commit(); // ends the hold; the record is committed already
                 } catch (SQLException e) {
-                    // The work ran; its own writes are elsewhere. Only the record of its fence is lost.
                     rollback(c);
                 }
             }
-            return result;
         } catch (SQLException e) {
             throw unavailable("cannot close the fence table's connection", e);
         }

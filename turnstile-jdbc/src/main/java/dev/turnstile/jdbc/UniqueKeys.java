@@ -94,7 +94,7 @@ final class UniqueKeys {
         }
     }
 
-    /** SQLite: a unique, non-partial index (the primary key's autoindex, a UNIQUE constraint's, or CREATE UNIQUE INDEX) on the column alone. */
+    /** SQLite: a unique, non-partial index (the primary key's autoindex, a UNIQUE constraint's, or CREATE UNIQUE INDEX) on the column alone, or the column as the INTEGER PRIMARY KEY. */
     private static Boolean sqlite(Connection c, String table, String column) throws SQLException {
         int dot = table.indexOf('.');
         String schemaArg = dot < 0 ? "" : ", ?";
@@ -111,6 +111,27 @@ final class UniqueKeys {
                 ps.setString(i++, schema);
             }
             ps.setString(i, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next() && rs.getInt(1) > 0) {
+                    return true;
+                }
+            }
+        }
+        // An INTEGER PRIMARY KEY is the rowid itself, which no index lists: the table's only key column.
+        String pk = "SELECT count(*) FROM pragma_table_info(?" + schemaArg + ") WHERE pk = 1 AND name = ? COLLATE NOCASE "
+                + "AND (SELECT count(*) FROM pragma_table_info(?" + schemaArg + ") WHERE pk > 0) = 1";
+        try (PreparedStatement ps = c.prepareStatement(pk)) {
+            String bare = dot < 0 ? table : table.substring(dot + 1);
+            int i = 1;
+            ps.setString(i++, bare);
+            if (dot >= 0) {
+                ps.setString(i++, table.substring(0, dot));
+            }
+            ps.setString(i++, column);
+            ps.setString(i++, bare);
+            if (dot >= 0) {
+                ps.setString(i, table.substring(0, dot));
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getInt(1) > 0;
             }

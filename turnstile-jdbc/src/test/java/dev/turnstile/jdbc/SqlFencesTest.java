@@ -243,6 +243,132 @@ class SqlFencesTest {
         assertThat(ran).isFalse();
     }
 
+    /** Attack finding: the hold's commit failing used to lose the fence's record, and an older fence got in after. */
+    @Test
+    void aGateWhoseHoldIsCutOffKeepsTheFenceRecorded() throws Exception {
+        String t = fresh("postgresql", "cut");
+        FenceGate gate = SqlFences.create().withTable(t).gate(TestDatabases.driverManager(url("postgresql")));
+        assertThat(gate.admit("res", 6, () -> {
+            try (Connection k = connect("postgresql"); Statement st = k.createStatement()) {
+                st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                        + "AND state = 'idle in transaction' AND query LIKE '%" + t + "%'");
+            }
+            return "ran";
+        })).isEqualTo("ran");
+        assertThat(seen("postgresql", t, "res")).isEqualTo(6);
+        AtomicBoolean ran = new AtomicBoolean();
+        assertThatThrownBy(() -> gate.admit("res", 5, () -> ran.getAndSet(true))).isInstanceOf(StaleFenceException.class);
+        assertThat(ran).isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb", "h2", "sqlite"})
+    void aKeyThatDoesNotNameOneRowIsRefusedBeforeAnythingIsWritten(String db) throws SQLException {
+        String t = "tsf_nokey_" + db;
+        try (Connection c = connect(db); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + t);
+            s.execute("CREATE TABLE " + t + " (name VARCHAR(20) NOT NULL, val INTEGER NOT NULL, turnstile_fence BIGINT DEFAULT 0)");
+            s.execute("INSERT INTO " + t + " VALUES ('k', 0, 10)");
+            s.execute("INSERT INTO " + t + " VALUES ('k', 0, 5)");
+            assertThatThrownBy(() -> SqlFences.create().updateRow(c, t, "name", "k", 7, "val = ?", 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no primary key or unique index on name");
+            c.setAutoCommit(false);
+            assertThatThrownBy(() -> SqlFences.create().withTable(t).check(c, "k", 7))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fence table");
+            c.rollback();
+            c.setAutoCommit(true);
+            try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + t + " WHERE val = 1")) {
+                rs.next();
+                assertThat(rs.getLong(1)).isZero();
+            }
+            s.execute("DROP TABLE " + t);
+        }
+    }
+
+    @Test
+    void anUpdateATriggerSkipsIsReportedAsNotWritten() throws SQLException {
+        String t = fresh("postgresql", "trig");
+        try (Connection c = connect("postgresql"); Statement s = c.createStatement()) {
+            s.execute("CREATE OR REPLACE FUNCTION " + t + "_skip() RETURNS trigger AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql");
+            s.execute("CREATE TRIGGER " + t + "_skip BEFORE UPDATE ON " + t + "_data FOR EACH ROW EXECUTE FUNCTION " + t + "_skip()");
+            assertThat(SqlFences.create().updateRow(c, t + "_data", "id", 1, 3, "val = ?", 9)).isZero();
+            s.execute("DROP TABLE " + t + "_data");
+            s.execute("DROP FUNCTION " + t + "_skip()");
+        }
+    }
+
+    @Test
+    void aFenceTableWithAnAutoIncrementColumnStillJudgesRightOnMariaDb() throws SQLException {
+        for (String db : List.of("mariadb", "mariadb-affected", "mysql")) {
+            String t = "tsf_auto_" + db.replace('-', '_');
+            try (Connection c = connect(db); Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + t);
+                s.execute("CREATE TABLE " + t + " (id BIGINT AUTO_INCREMENT, resource VARCHAR(255) NOT NULL PRIMARY KEY, "
+                        + "fence BIGINT NOT NULL, writes BIGINT NOT NULL, KEY (id))");
+                s.execute("INSERT INTO " + t + " (resource, fence, writes) VALUES ('other', 5, 1), ('more', 5, 1)");
+                SqlFences f = SqlFences.create().withTable(t);
+                c.setAutoCommit(false);
+                f.check(c, "new", 2);
+                f.check(c, "new", 3);
+                assertThatThrownBy(() -> f.check(c, "new", 1)).isInstanceOf(StaleFenceException.class);
+                c.commit();
+                c.setAutoCommit(true);
+                s.execute("DROP TABLE " + t);
+            }
+        }
+    }
+
+    @Test
+    void onSqliteAFenceKeptAsTextStillComparesAsANumber() throws SQLException {
+        String t = "tsf_text_sqlite";
+        try (Connection c = connect("sqlite"); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + t);
+            s.execute("CREATE TABLE " + t + " (resource VARCHAR(255) PRIMARY KEY, fence VARCHAR(20) NOT NULL, writes INTEGER NOT NULL)");
+            s.execute("CREATE TABLE IF NOT EXISTS " + t + "_rows (id INTEGER PRIMARY KEY, val INTEGER, turnstile_fence VARCHAR(20))");
+            s.execute("INSERT OR REPLACE INTO " + t + "_rows VALUES (1, 0, '10')");
+            SqlFences f = SqlFences.create().withTable(t);
+            c.setAutoCommit(false);
+            f.check(c, "r", 10);
+            c.commit();
+            assertThatThrownBy(() -> f.check(c, "r", 9)).isInstanceOf(StaleFenceException.class);
+            c.rollback();
+            c.setAutoCommit(true);
+            assertThatThrownBy(() -> f.updateRow(c, t + "_rows", "id", 1, 9, "val = ?", 1)).isInstanceOf(StaleFenceException.class);
+        }
+    }
+
+    @Test
+    void aMissingFenceTableSaysHowToCreateIt() throws SQLException {
+        try (Connection c = connect("postgresql")) {
+            c.setAutoCommit(false);
+            assertThatThrownBy(() -> SqlFences.create().withTable("tsf_never_created").check(c, "x", 1))
+                    .isInstanceOf(SQLException.class).hasMessageContaining("does not exist: create it with SqlFences.createTable");
+            c.rollback();
+        }
+    }
+
+    /** Attack finding: at REPEATABLE READ, H2 never shows a first row committed after the snapshot; it waited 10 s for it. */
+    @Test
+    void onH2ARowCommittedAfterTheSnapshotIsSaidAtOnce() throws Exception {
+        String t = fresh("h2", "snap");
+        SqlFences f = SqlFences.create().withTable(t);
+        try (Connection a = connect("h2"); Connection b = connect("h2")) {
+            b.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            b.setAutoCommit(false);
+            try (Statement s = b.createStatement(); ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + t)) {
+                rs.next(); // the snapshot starts
+            }
+            a.setAutoCommit(false);
+            f.check(a, "snap", 10);
+            a.commit();
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> f.check(b, "snap", 7)).isInstanceOf(java.sql.SQLTransientException.class)
+                    .hasMessageContaining("after this transaction began");
+            assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(3));
+            b.rollback();
+        }
+    }
+
     @Test
     void checkRefusesAutoCommitBecauseItWouldProtectNothing() throws SQLException {
         String t = fresh("sqlite", "auto");
