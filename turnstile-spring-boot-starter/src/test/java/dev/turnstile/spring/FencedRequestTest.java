@@ -66,6 +66,22 @@ class FencedRequestTest {
         String ping() {
             return "pong";
         }
+
+        /** An asynchronous handler: its write happens after the filter's chain has returned. */
+        @PostMapping("/api/slow")
+        java.util.concurrent.Callable<String> slow(@RequestAttribute(FencedRequestFilter.FENCE_ATTRIBUTE) Long fence) {
+            return () -> {
+                Thread.sleep(1_000);
+                HANDLED.add(fence);
+                return "slow write with fence " + fence;
+            };
+        }
+
+        /** Any path under /api, without the fence attribute required: a bypass would show as 200. */
+        @PostMapping("/api/open-door")
+        String door() {
+            return "through";
+        }
     }
 
     /** The web stack of whichever Spring Boot line runs the test, in auto-configuration order. */
@@ -178,6 +194,28 @@ class FencedRequestTest {
         assertThat(HANDLED).doesNotContain(0L, -1L);
     }
 
+    /** Attack finding: the filter matched the raw path; Spring routes the decoded one without ;parameters. */
+    @Test
+    void encodedAndParameterisedPathsAreGuardedAsTheApplicationRoutesThem() throws Exception {
+        for (String path : List.of("/api/open-door", "/%61pi/open-door", "/ap%69/open-door", "/api;x=1/open-door",
+                "/api/open-door;jsessionid=1", "/api//open-door")) {
+            HttpResponse<String> r = post(path);
+            assertThat(r.statusCode()).as(path + ": " + r.body()).isIn(428, 400, 404);
+            assertThat(r.body()).as(path).doesNotContain("through");
+        }
+    }
+
+    /** Attack finding: an asynchronous handler's write landed after a newer fence's, the gate already let go. */
+    @Test
+    void anAsynchronousHandlerIsRefusedRatherThanWritingAfterTheGateLetGo() throws Exception {
+        String lock = Boot.unique("slow");
+        HttpResponse<String> slow = post("/api/slow", FencedRequestFilter.LOCK_HEADER, lock, FencedRequestFilter.FENCE_HEADER, "5");
+        assertThat(slow.statusCode()).isEqualTo(500);
+        Thread.sleep(1_500);
+        assertThat(HANDLED).doesNotContain(5L);
+        assertThat(fenced(lock, "6").statusCode()).as("the resource is free").isEqualTo(200);
+    }
+
     @Test
     void readsAndUnguardedPathsPassUnchecked() throws Exception {
         HttpResponse<String> read = http.send(HttpRequest.newBuilder(URI.create(base + "/api/report")).GET().build(),
@@ -199,6 +237,10 @@ class FencedRequestTest {
                 .properties("server.port=0", "spring.datasource.url=" + PG, "turnstile.fencing.http.enabled=true",
                         "turnstile.fencing.http.table=x;drop table y").run().close())
                 .hasStackTraceContaining("turnstile.fencing.http.table");
+        assertThatThrownBy(() -> new SpringApplicationBuilder(ReportService.class).web(WebApplicationType.SERVLET)
+                .properties("server.port=0", "spring.datasource.url=" + PG, "turnstile.fencing.http.enabled=true",
+                        "turnstile.fencing.http.methods=POST,PSOT").run().close())
+                .hasStackTraceContaining("'PSOT' is not an HTTP method");
     }
 
     /** A web application without a DataSource. */

@@ -3,12 +3,15 @@ package dev.turnstile.spring.fence;
 import dev.turnstile.FenceGate;
 import dev.turnstile.StaleFenceException;
 import dev.turnstile.StoreUnavailableException;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -23,6 +26,7 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.util.AntPathMatcher;
+import org.springframework.web.util.UrlPathHelper;
 
 /**
  * A servlet filter that admits a write request only if it carries a fence at least as high as the
@@ -39,13 +43,17 @@ import org.springframework.util.AntPathMatcher;
  *       {@value #SEEN_HEADER}; the request's handler does not run;
  *   <li>the gate's store unreachable: <b>503</b>; the handler does not run;
  *   <li>admitted: the handler runs (inside the gate: with {@code SqlFences.gate} the resource stays
- *       locked until it returns), and finds the fence in the request attribute
+ *       locked until it returns; it may not go asynchronous, see below), and finds the fence in the request attribute
  *       {@value #FENCE_ATTRIBUTE} and the lock name in {@value #LOCK_ATTRIBUTE}.
  * </ul>
  *
  * <p>Fences are compared per lock name: the sender names the lock whose fence it carries. Fencing
  * protects a resource from a holder that has lost its lease and does not know it yet; it is not
  * authentication, and a sender that lies about its lock name is not stopped by it.
+ *
+ * <p>A guarded request cannot be handled asynchronously ({@code Callable}, {@code DeferredResult}):
+ * its write would come after the gate has let the resource go. Its {@code startAsync} throws an
+ * {@link IllegalStateException} that says so (a 500), rather than let the write through unfenced.
  *
  * <p>Errors are plain text, the sender's input never echoed unescaped into HTML.
  */
@@ -63,11 +71,22 @@ public final class FencedRequestFilter implements Filter {
 
     private static final Logger LOG = LoggerFactory.getLogger(FencedRequestFilter.class);
     private static final int PRECONDITION_REQUIRED = 428;
+    private static final Set<String> KNOWN_METHODS = new java.util.LinkedHashSet<>(
+            List.of("POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS", "TRACE"));
 
     private final FenceGate gate;
     private final List<String> paths;
     private final Set<String> methods;
     private final AntPathMatcher matcher = new AntPathMatcher();
+    /** Paths as Spring MVC routes them: percent-decoded, without ;parameters, double slashes merged. */
+    private static final UrlPathHelper ROUTED = routed();
+
+    private static UrlPathHelper routed() {
+        UrlPathHelper helper = new UrlPathHelper();
+        helper.setUrlDecode(true);
+        helper.setRemoveSemicolonContent(true);
+        return helper;
+    }
 
     /**
      * Creates the filter.
@@ -93,11 +112,20 @@ public final class FencedRequestFilter implements Filter {
         this.gate = gate;
         this.paths = List.copyOf(paths);
         this.methods = methods.stream().map(m -> m.strip().toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+        for (String m : this.methods) {
+            if (!KNOWN_METHODS.contains(m)) {
+                throw new IllegalArgumentException("turnstile.fencing.http.methods: '" + m + "' is not an HTTP method (a typo "
+                        + "would leave the writes unguarded): give some of " + String.join(", ", KNOWN_METHODS));
+            }
+        }
     }
 
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response) || !guards(request)) {
+        // Only the request as it arrives: a forward, an include, an error page or an async dispatch
+        // belongs to a request the filter has already let through (or refused).
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+                || request.getDispatcherType() != DispatcherType.REQUEST || !guards(request)) {
             chain.doFilter(req, res);
             return;
         }
@@ -123,7 +151,7 @@ public final class FencedRequestFilter implements Filter {
                 admitted[0] = true;
                 request.setAttribute(FENCE_ATTRIBUTE, fence);
                 request.setAttribute(LOCK_ATTRIBUTE, resource);
-                chain.doFilter(request, response);
+                chain.doFilter(synchronous(request), response);
                 return Boolean.TRUE;
             });
         } catch (StaleFenceException e) {
@@ -139,8 +167,8 @@ public final class FencedRequestFilter implements Filter {
                 throw e;
             }
             LOG.warn("cannot check the fence of {} {}: {}", request.getMethod(), request.getRequestURI(), e.getMessage());
-            refuse(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, "the fence store cannot be reached; nothing was "
-                    + "written: try again later");
+            refuse(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, "the fence store cannot be reached or has no free "
+                    + "connection; nothing was written: try again later");
         } catch (IOException | ServletException | RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -148,17 +176,56 @@ public final class FencedRequestFilter implements Filter {
         }
     }
 
+    /**
+     * Whether the request is one to guard: its method is, and its path matches as sent or as the
+     * application routes it (percent-decoded, {@code ;parameters} and {@code //} removed), so that
+     * {@code /%61pi/x} or {@code /api;x=1/x} is guarded as {@code /api/x} is.
+     */
     private boolean guards(HttpServletRequest request) {
         if (!methods.contains(request.getMethod())) {
             return false;
         }
-        String path = request.getRequestURI().substring(request.getContextPath().length());
+        String raw = request.getRequestURI().substring(Math.min(request.getContextPath().length(), request.getRequestURI().length()));
+        String routed;
+        try {
+            routed = ROUTED.getPathWithinApplication(request);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            routed = raw;
+        }
         for (String p : paths) {
-            if (matcher.match(p, path)) {
+            if (matcher.match(p, raw) || matcher.match(p, routed)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /**
+     * The request as the handler sees it: it cannot go asynchronous. An asynchronous handler (a
+     * {@code Callable}, a {@code DeferredResult}) writes after the filter's chain has returned, when
+     * the gate has let the resource go, so its write could land after a newer fence's; and the gate
+     * cannot wait for it on this thread, as the servlet container holds the async dispatch until
+     * this thread returns.
+     */
+    private static HttpServletRequest synchronous(HttpServletRequest request) {
+        return new HttpServletRequestWrapper(request) {
+            @Override
+            public AsyncContext startAsync() {
+                throw refusedAsync();
+            }
+
+            @Override
+            public AsyncContext startAsync(ServletRequest req, ServletResponse res) {
+                throw refusedAsync();
+            }
+        };
+    }
+
+    private static IllegalStateException refusedAsync() {
+        return new IllegalStateException("a fenced request cannot be handled asynchronously (Callable, DeferredResult, "
+                + "WebAsyncTask): its write would land after the fence gate has let the resource go. Write synchronously "
+                + "on guarded paths, or take the path out of turnstile.fencing.http.paths and fence the write itself "
+                + "(SqlFences, RedisFences)");
     }
 
     /**
