@@ -3,10 +3,12 @@ package dev.turnstile.redis;
 import dev.turnstile.FenceGate;
 import dev.turnstile.StaleFenceException;
 import dev.turnstile.StoreUnavailableException;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The fence is kept in a companion key in the same hash slot: {@link #fenceKey(String)}. It has
  * no TTL (a fence must only grow); delete it together with the data key when the data goes for good.
+ * A key holding something other than a fence, or a hash key holding another type, is an
+ * {@link IllegalStateException} and nothing is written: the script checks before its first write.
  *
  * <p>Over your Lettuce connection: {@code RedisFences.over(connection.sync())}, or a cluster
  * connection's {@code sync()}. With another client (Jedis, Spring's {@code RedisTemplate}), run
@@ -31,8 +35,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Instances are thread-safe if the commands object is (Lettuce's are).
  */
 public final class RedisFences {
-    /** Appended to a key to name its fence key, inside a hash tag when the key has none. */
+    /** Follows a key without a hash tag, wrapped in braces, to name its fence key. */
     public static final String FENCE_KEY_SUFFIX = ":turnstile-fence";
+    /** Goes before a key with a hash tag to name its fence key. */
+    public static final String FENCE_KEY_PREFIX = "turnstile-fence:";
 
     private final RedisScriptingCommands<String, String> redis;
     private final String digest;
@@ -58,9 +64,11 @@ public final class RedisFences {
 
     /**
      * Returns the Lua script of a fenced write, for clients other than Lettuce. KEYS: the data key,
-     * its fence key. ARGV: the fence (positive, decimal), then {@code set} and the value, {@code hset}
-     * and the field and the value, or {@code admit}. Returns nil when applied, else the higher
-     * recorded fence.
+     * its fence key ({@link #fenceKey}). ARGV: the fence (positive, decimal, no leading zeros), then
+     * {@code set} and the value, {@code hset} and the field and the value, or {@code admit}. Returns
+     * {@code {0}} when applied, {@code {1, fence}} with the higher recorded fence when refused, or
+     * {@code {2, 'fence' | 'type', what}} when the keys hold something it cannot judge or write
+     * (nothing written).
      *
      * @return the script text
      */
@@ -69,11 +77,13 @@ public final class RedisFences {
     }
 
     /**
-     * Returns the key that holds {@code key}'s fence: {@code key + ":turnstile-fence"} when the key
-     * has a hash tag ({@code {…}}), else {@code "{" + key + "}:turnstile-fence"}, so that both are in
-     * one hash slot of a cluster. A key with a {@code '}'} but no hash tag (as {@code a{}b}) has no
-     * fence key in its slot: on a cluster its fenced writes fail with Redis's CROSSSLOT error (never
-     * silently); give such a key a hash tag.
+     * Returns the key that holds {@code key}'s fence, in the same hash slot of a cluster:
+     * {@code "{" + key + "}:turnstile-fence"} for a key without a hash tag, and
+     * {@code "turnstile-fence:" + key} for a key with one (whose tag then still decides the slot).
+     * The two shapes never meet, and no data key may have either shape (fenced writes refuse such
+     * keys), so a fence key is never written as data. A key with a {@code '}'} but no hash tag (as
+     * {@code a{}b}) has no fence key in its slot: on a cluster its fenced writes fail with Redis's
+     * CROSSSLOT error (never silently); give such a key a hash tag.
      *
      * @param key the data key
      * @return its fence key
@@ -82,7 +92,12 @@ public final class RedisFences {
         int open = key.indexOf('{');
         int close = open < 0 ? -1 : key.indexOf('}', open + 1);
         boolean tagged = close > open + 1;
-        return tagged ? key + FENCE_KEY_SUFFIX : "{" + key + "}" + FENCE_KEY_SUFFIX;
+        return tagged ? FENCE_KEY_PREFIX + key : "{" + key + "}" + FENCE_KEY_SUFFIX;
+    }
+
+    /** Whether a key has the shape of a fence key, and so may not be written as data. */
+    static boolean looksLikeFenceKey(String key) {
+        return key.startsWith(FENCE_KEY_PREFIX) || (key.startsWith("{") && key.endsWith("}" + FENCE_KEY_SUFFIX));
     }
 
     /**
@@ -141,38 +156,64 @@ public final class RedisFences {
 
     private void write(String key, long fence, String op, String... args) {
         check("key", key);
+        if (looksLikeFenceKey(key)) {
+            throw new IllegalArgumentException("key '" + key + "' has the shape of a fence key ('{key}" + FENCE_KEY_SUFFIX
+                    + "' or '" + FENCE_KEY_PREFIX + "…'), which holds another key's fence: writing it as data could lower "
+                    + "that fence. Give the data another name");
+        }
         FenceGate.checkFence(fence);
         String[] keys = {key, fenceKey(key)};
         String[] values = new String[2 + args.length];
         values[0] = Long.toString(fence);
         values[1] = op;
         System.arraycopy(args, 0, values, 2, args.length);
-        String seen = run(keys, values);
-        if (seen != null) {
-            throw new StaleFenceException(key, fence, parse(keys[1], seen));
+        List<Object> reply = run(keys, values);
+        long outcome = reply.isEmpty() || !(reply.get(0) instanceof Long l) ? -1 : l;
+        if (outcome == 0) {
+            return;
         }
+        if (outcome == 1 && reply.size() == 2) {
+            throw new StaleFenceException(key, fence, parse(keys[1], String.valueOf(reply.get(1))));
+        }
+        if (outcome == 2 && reply.size() == 3 && "type".equals(String.valueOf(reply.get(1)))) {
+            throw new IllegalStateException("the key '" + key + "' holds a " + reply.get(2) + ", not a hash: HSET cannot write "
+                    + "it, and nothing was written (its fence neither)");
+        }
+        if (outcome == 2 && reply.size() == 3) {
+            throw new IllegalStateException(garbage(keys[1], String.valueOf(reply.get(2))));
+        }
+        throw new IllegalStateException("the fenced-write script answered " + reply + ", which this version does not know");
     }
 
-    private @Nullable String run(String[] keys, String[] values) {
+    private List<Object> run(String[] keys, String[] values) {
         try {
             try {
-                return redis.evalsha(digest, ScriptOutputType.VALUE, keys, values);
+                return redis.evalsha(digest, ScriptOutputType.MULTI, keys, values);
             } catch (RedisNoScriptException e) {
-                return redis.eval(RedisScripts.FENCED_WRITE, ScriptOutputType.VALUE, keys, values);
+                return redis.eval(RedisScripts.FENCED_WRITE, ScriptOutputType.MULTI, keys, values);
             }
+        } catch (RedisCommandExecutionException e) {
+            // The server ran the script and refused a call before its first write (WRONGTYPE on the
+            // fence key): a definite answer, not an outage.
+            throw new IllegalStateException("Redis refused the fenced write to '" + keys[0] + "': " + e.getMessage()
+                    + "; nothing was written (is " + keys[1] + " a string, as a fence key must be?)", e);
         } catch (RedisException e) {
             throw new StoreUnavailableException("fenced write to '" + keys[0] + "' failed: " + e.getMessage()
                     + " (it may or may not have been applied if Redis answered nothing)", e);
         }
     }
 
+    private static String garbage(String fenceKey, String seen) {
+        return "the fence key '" + fenceKey + "' holds '" + seen + "', not a fence (a positive whole number), so no fenced "
+                + "write to its key can be judged, and nothing was written: something else wrote it; delete it once no "
+                + "holder of an older lease can still write";
+    }
+
     private static long parse(String fenceKey, String seen) {
         try {
             return Long.parseLong(seen);
         } catch (NumberFormatException e) {
-            throw new IllegalStateException("the fence key '" + fenceKey + "' holds '" + seen + "', not a fence, so no fenced "
-                    + "write to its key can be judged: something else wrote it; delete it once no holder of an older "
-                    + "lease can still write", e);
+            throw new IllegalStateException(garbage(fenceKey, seen), e);
         }
     }
 

@@ -148,8 +148,45 @@ class RedisFencesTest {
         for (String k : List.of("plain", "user:{42}:cart", "{tag}rest", "a{b", "{", "ü-日本", "x{y}z{w}")) {
             assertThat(SlotHash.getSlot(RedisFences.fenceKey(k))).as(k).isEqualTo(SlotHash.getSlot(k));
         }
-        assertThat(RedisFences.fenceKey("user:{42}:cart")).isEqualTo("user:{42}:cart:turnstile-fence");
+        assertThat(RedisFences.fenceKey("user:{42}:cart")).isEqualTo("turnstile-fence:user:{42}:cart");
         assertThat(RedisFences.fenceKey("plain")).isEqualTo("{plain}:turnstile-fence");
+    }
+
+    /** Attack finding: fenceKey("x") was fenceKey("{x}"), and a fence key could be written as data. */
+    @Test
+    void fenceKeysNeverMeetEachOtherOrData() {
+        assertThat(RedisFences.fenceKey("x")).isNotEqualTo(RedisFences.fenceKey("{x}"));
+        RedisFences f = RedisFences.over(redis);
+        String k = key();
+        f.set(k, "v", 100);
+        for (String shaped : List.of(RedisFences.fenceKey(k), "{" + k + "}:turnstile-fence", "turnstile-fence:{a}b")) {
+            assertThatThrownBy(() -> f.set(shaped, "1", 1)).as(shaped).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("has the shape of a fence key");
+        }
+        assertThatThrownBy(() -> f.set(k, "stale", 5)).isInstanceOf(StaleFenceException.class);
+        assertThat(redis.get(RedisFences.fenceKey(k))).isEqualTo("100");
+    }
+
+    @Test
+    void whatAFencedWriteCannotJudgeOrWriteWritesNothingAndSaysWhy() {
+        RedisFences f = RedisFences.over(redis);
+        for (String odd : List.of("-99", "007", "9 ", "x")) {
+            String k = key();
+            redis.set(RedisFences.fenceKey(k), odd);
+            assertThatThrownBy(() -> f.set(k, "v", 5)).as(odd).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("holds '" + odd + "', not a fence");
+            assertThat(redis.exists(k)).as(odd).isZero();
+        }
+        String hashFence = key();
+        redis.hset(RedisFences.fenceKey(hashFence), "a", "1");
+        assertThatThrownBy(() -> f.set(hashFence, "v", 5)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Redis refused the fenced write").hasMessageContaining("nothing was written");
+        assertThat(redis.exists(hashFence)).isZero();
+        String stringKey = key();
+        redis.set(stringKey, "plain");
+        assertThatThrownBy(() -> f.hset(stringKey, "a", "1", 5)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds a string, not a hash");
+        assertThat(redis.exists(RedisFences.fenceKey(stringKey))).as("no fence recorded either").isZero();
     }
 
     @Test
@@ -178,7 +215,8 @@ class RedisFencesTest {
         String k = key();
         redis.set(RedisFences.fenceKey(k), "not-a-number-but-long");
         assertThatThrownBy(() -> RedisFences.over(redis).set(k, "v", 5))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("holds 'not-a-number-but-long', not a fence");
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("holds 'not-a-number-but-long', not a fence")
+                .hasMessageContaining("nothing was written");
     }
 
     @Test
