@@ -11,8 +11,11 @@ package dev.turnstile;
 public class StaleFenceException extends TurnstileException {
     private static final long serialVersionUID = 1L;
 
+    /** The fenced resource (usually the lock name). */
     private final String resource;
+    /** The fence the refused write carried. */
     private final long fence;
+    /** The highest fence the resource had recorded when it refused. */
     private final long highestSeen;
 
     /**

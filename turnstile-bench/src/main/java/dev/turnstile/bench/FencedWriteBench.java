@@ -33,18 +33,6 @@ public final class FencedWriteBench {
 
     private FencedWriteBench() {}
 
-    /** A contender that is one write; the lock name is the row's key and the fenced resource. */
-    private record Write(String id, Call call) implements Contender {
-        interface Call {
-            boolean run(String key) throws Exception;
-        }
-
-        @Override
-        public boolean acquireRelease(String key) throws Exception {
-            return call.run(key);
-        }
-    }
-
     /**
      * Runs the benchmark and appends its table to the report.
      *
@@ -64,11 +52,11 @@ public final class FencedWriteBench {
             try (HikariDataSource pool = db.openPool(4, "bench-fenced-" + db.id()); SliceRunner runner = new SliceRunner(1)) {
                 prepare(pool, fences);
                 Set<String> rows = ConcurrentHashMap.newKeySet();
-                Write update = new Write("UPDATE", key -> autoCommit(pool, rows, key, c -> update(c, key)));
-                Write fencedRow = new Write("FENCED_ROW", key -> autoCommit(pool, rows, key,
+                OneCall update = new OneCall("UPDATE", key -> autoCommit(pool, rows, key, c -> update(c, key)));
+                OneCall fencedRow = new OneCall("FENCED_ROW", key -> autoCommit(pool, rows, key,
                         c -> fences.updateRow(c, TABLE, "id", key, FENCE.incrementAndGet(), "val = ?", FENCE.get()) == 1));
-                Write transaction = new Write("TRANSACTION", key -> inTransaction(pool, rows, key, c -> update(c, key)));
-                Write fencedTransaction = new Write("FENCED_TRANSACTION", key -> inTransaction(pool, rows, key, c -> {
+                OneCall transaction = new OneCall("TRANSACTION", key -> inTransaction(pool, rows, key, c -> update(c, key)));
+                OneCall fencedTransaction = new OneCall("FENCED_TRANSACTION", key -> inTransaction(pool, rows, key, c -> {
                     fences.check(c, key, FENCE.incrementAndGet());
                     return update(c, key);
                 }));
@@ -85,8 +73,8 @@ public final class FencedWriteBench {
         try (StatefulRedisConnection<String, String> connection = client.connect(); SliceRunner runner = new SliceRunner(1)) {
             RedisCommands<String, String> redis = connection.sync();
             RedisFences redisFences = RedisFences.over(redis);
-            Write set = new Write("SET", key -> "OK".equals(redis.set(BenchRedis.KEY_PREFIX + key, "v")));
-            Write fencedSet = new Write("FENCED_SET", key -> {
+            OneCall set = new OneCall("SET", key -> "OK".equals(redis.set(BenchRedis.KEY_PREFIX + key, "v")));
+            OneCall fencedSet = new OneCall("FENCED_SET", key -> {
                 redisFences.set(BenchRedis.KEY_PREFIX + key, "v", FENCE.incrementAndGet());
                 return true;
             });

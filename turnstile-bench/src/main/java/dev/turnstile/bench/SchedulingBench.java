@@ -91,18 +91,6 @@ public final class SchedulingBench {
         }
     }
 
-    /** A contender that is one call, which tells whether the job ran. */
-    private record Path(String id, Call call) implements Contender {
-        interface Call {
-            boolean run(String lockName) throws Exception;
-        }
-
-        @Override
-        public boolean acquireRelease(String lockName) throws Exception {
-            return call.run(lockName);
-        }
-    }
-
     /**
      * Runs the benchmark and appends its table to the report.
      *
@@ -171,20 +159,20 @@ public final class SchedulingBench {
             LockOptions options = LockOptions.lockAtMostFor(AT_MOST);
             AtomicLong executed = new AtomicLong();
 
-            Contender bare = new Path("TURNSTILE", name -> {
+            Contender bare = new OneCall("TURNSTILE", name -> {
                 Optional<Lease> lease = turnstile.tryAcquire(name, options);
                 return lease.isPresent() && lease.get().release() == ReleaseOutcome.RELEASED;
             });
             List<Contender> contenders = new ArrayList<>(List.of(bare, floor,
-                    new Path("JOB_RUNNER", name -> jobs.run(name, () -> { }).ran()),
-                    new Path("TURNSTILE_ANNOTATION", name -> ran(turnstileJobs::runs, turnstileJobs::job)),
-                    new Path("SHEDLOCK_BRIDGE", name -> executed(bridge, executed, name)),
-                    new Path("SHEDLOCK", name -> executed(shedLock, executed, name)),
-                    new Path("SHEDLOCK_ANNOTATION", name -> ran(shedLockJobs::runs, shedLockJobs::job))));
+                    new OneCall("JOB_RUNNER", name -> jobs.run(name, () -> { }).ran()),
+                    new OneCall("TURNSTILE_ANNOTATION", name -> ran(turnstileJobs::runs, turnstileJobs::job)),
+                    new OneCall("SHEDLOCK_BRIDGE", name -> executed(bridge, executed, name)),
+                    new OneCall("SHEDLOCK", name -> executed(shedLock, executed, name)),
+                    new OneCall("SHEDLOCK_ANNOTATION", name -> ran(shedLockJobs::runs, shedLockJobs::job))));
             if (shedLockSafe != null) {
                 // Redis: ShedLock's provider unlocks with a plain DEL unless safeUpdate(true), owner-checked as Turnstile is
                 LockingTaskExecutor safe = new DefaultLockingTaskExecutor(shedLockSafe);
-                contenders.add(new Path("SHEDLOCK_SAFE", name -> executed(safe, executed, name)));
+                contenders.add(new OneCall("SHEDLOCK_SAFE", name -> executed(safe, executed, name)));
             }
             SliceRunner.Paired<Contender, SliceResult> results = AcquireReleaseBench.measure(runner, contenders, 1, slices,
                     warmupNanos, sliceNanos, shuffle);
