@@ -6,7 +6,6 @@ import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.HandsOver;
 import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
-import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -358,38 +357,6 @@ public final class Turnstile implements AutoCloseable {
         }
         waitRooms.signal(name);
         return freed;
-    }
-
-    /**
-     * Forgets the lock names nobody has used for at least {@code unusedFor}, so that a store used
-     * with dynamic names (per customer, per tenant) does not grow forever. Safe at any time and from
-     * any instance: a held lock is never touched, and a forgotten name used again gets a fence above
-     * every fence it had, as the store floors a name's first fence by its clock and forgets only
-     * names whose fence is more than {@code unusedFor} below that clock (which also makes pruning
-     * survive the clock stepping back by less than {@code unusedFor}). Run it now and then (daily,
-     * say) with a period well above your longest lease, such as {@code Duration.ofDays(7)}.
-     *
-     * @param unusedFor how long a name must have been free, positive
-     * @return how many names were forgotten
-     * @throws UnsupportedOperationException if the store cannot prune (only the SQL stores can yet)
-     * @throws IllegalArgumentException if {@code unusedFor} is null, zero or negative
-     * @throws StoreUnavailableException if the store cannot be reached
-     * @throws IllegalStateException if the store is closed
-     */
-    public long pruneUnused(Duration unusedFor) {
-        Validation.notNull("unusedFor", unusedFor, "give how long a name must have been free, e.g. Duration.ofDays(7)");
-        if (unusedFor.isNegative() || unusedFor.isZero() || unusedFor.compareTo(LockOptions.MAX_DURATION) > 0) {
-            throw new IllegalArgumentException("unusedFor is " + unusedFor + ": give a positive duration up to "
-                    + LockOptions.MAX_DURATION.toDays() + " days, well above your longest lease, e.g. Duration.ofDays(7)");
-        }
-        PrunesNames pruning = store.capability(PrunesNames.class).orElseThrow(() -> new UnsupportedOperationException(
-                "the store " + store.description() + " cannot prune names: only the SQL stores can yet (their first "
-                        + "fences are floored by the database's clock); its lock records stay"));
-        try {
-            return pruning.pruneUnused(unusedFor);
-        } catch (RuntimeException e) {
-            throw store.isClosed() ? closedStore(e) : e;
-        }
     }
 
     /**

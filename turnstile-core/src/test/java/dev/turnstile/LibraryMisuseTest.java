@@ -112,16 +112,6 @@ class LibraryMisuseTest {
         t.close();
     }
 
-    @Test
-    void pruningOnAStoreThatCannotSaysSoAndWhichStoresCan() {
-        Turnstile t = Turnstile.builder(STORE).build();
-        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofDays(7)))
-                .isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("cannot prune names: only the SQL stores can yet");
-        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("give a positive duration");
-    }
-
     @AfterEach
     void nothingLeftBehind() {
         assertThat(STORE.heldLocks()).extracting(LockInfo::name).allMatch(n -> n.startsWith("misuse-extend"));

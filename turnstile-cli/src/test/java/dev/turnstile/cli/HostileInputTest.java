@@ -479,9 +479,7 @@ class HostileInputTest {
         try {
             String store = "jdbc:sqlite:" + disk.resolve("locks.db");
             Path ran = dir.resolve("ran");
-            Path first = dir.resolve("first");
-            assertThat(cli.run("run", "--store", store, "--lock", LOCK, "--", "sh", "-c", "echo $TURNSTILE_FENCE > " + first)
-                    .code()).isZero();
+            assertThat(cli.run("run", "--store", store, "--lock", LOCK, "--", "true").code()).isZero();
             Path filler = disk.resolve("filler");
             // another process has the file open (as a running holder of another lock does), so its
             // -wal and -shm files exist: each run connects, and its acquire's commit finds the disk full
@@ -510,8 +508,7 @@ class HostileInputTest {
             Files.delete(filler);
             Cli.Result after = cli.run("run", "--store", store, "--lock", LOCK, "--", "sh", "-c", "echo $TURNSTILE_FENCE >> " + ran);
             assertThat(after.code()).as(after.all()).isZero();
-            assertThat(Long.parseLong(Files.readString(ran).strip())).as("the refused runs took no fence")
-                    .isEqualTo(Long.parseLong(Files.readString(first).strip()) + 1);
+            assertThat(Files.readString(ran).strip()).as("the refused runs took no fence").isEqualTo("2");
         } finally {
             new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor();
         }

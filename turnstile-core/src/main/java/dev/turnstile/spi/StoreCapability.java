@@ -15,9 +15,7 @@ package dev.turnstile.spi;
  *   <li>{@link KeepsWaitingLine}: a waiting acquire holds a place in line on the store that must be
  *       given up when the wait ends (ZooKeeper);</li>
  *   <li>{@link HandsOver}: a release can grant the lock to the next waiter of the same client in the
- *       same step (Redis);</li>
- *   <li>{@link PrunesNames}: forgets names nobody has used for a while, fences kept rising (the SQL
- *       stores).</li>
+ *       same step (Redis).</li>
  * </ul>
  */
 public interface StoreCapability {}

@@ -55,24 +55,6 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return "SELECT 1 FROM %1$s WHERE name = ? AND token = ? AND expires_at > %2$s";
     }
 
-    /**
-     * Names that may be pruned, at most {@code limit}: parameters (unusedFor ms, unusedFor ms). A
-     * plain read: the delete locks and checks each row again.
-     */
-    String prunableSql(int limit) {
-        return "SELECT name FROM %1$s WHERE expires_at <= %2$s - ? AND fence < %2$s - ? LIMIT " + limit;
-    }
-
-    /**
-     * Deletes the given names if they still may be pruned: parameters (the names, then unusedFor ms
-     * twice). The conditions are those of {@link #prunableSql}, checked on each row as it is deleted,
-     * so a name acquired in between is kept.
-     */
-    String pruneSql(int names) {
-        return "DELETE FROM %1$s WHERE name IN (" + String.join(", ", java.util.Collections.nCopies(names, "?"))
-                + ") AND expires_at <= %2$s - ? AND fence < %2$s - ?";
-    }
-
     String listSql() {
         return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s";
     }

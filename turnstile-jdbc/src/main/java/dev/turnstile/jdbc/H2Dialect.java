@@ -41,7 +41,7 @@ final class H2Dialect extends Dialect {
                                acquired_at = s.now_ms, expires_at = s.now_ms + s.ttl
                   WHEN NOT MATCHED THEN
                     INSERT (name, owner, token, fence, acquired_at, expires_at)
-                    VALUES (s.name, s.owner, s.token, s.now_ms, s.now_ms, s.now_ms + s.ttl))""";
+                    VALUES (s.name, s.owner, s.token, 1, s.now_ms, s.now_ms + s.ttl))""";
     }
 
     @Override

@@ -6,7 +6,6 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
-import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.WatchesLeases;
@@ -54,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * <p>Each database's SQL is in its dialect class ({@code PostgresDialect} and the others); errors are
  * named by {@code LockTableErrors}. Past 400 lines only by its public {@link Builder}.
  */
-public final class JdbcLockStore implements LockStore, WatchesLeases, PrunesNames {
+public final class JdbcLockStore implements LockStore, WatchesLeases {
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
     /** Attempts of one statement that meets a deadlock or serialization failure. */
     static final int CONFLICT_ATTEMPTS = 4;
@@ -177,58 +176,6 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, PrunesName
             }
         }
         return freed;
-    }
-
-    /** Names deleted per statement: short transactions, so acquires wait little behind a prune. */
-    private static final int PRUNE_BATCH = 500;
-
-    /**
-     * Deletes the rows of names that no lease has held for {@code unusedFor} and whose fence is more
-     * than {@code unusedFor} below the database's clock, in batches of {@value #PRUNE_BATCH}: a plain
-     * read of candidates, then a delete that checks each row again as it locks it. A name's first
-     * fence is the database's clock in milliseconds, so a pruned name used again starts above every
-     * fence it had. On SQLite a released lease's end is not kept (its expiry is set to 0), so there
-     * a name released moments ago may be pruned; its next fence is still above the old ones.
-     */
-    @Override
-    public long pruneUnused(Duration unusedFor) {
-        long millis = unusedFor.toMillis();
-        if (millis < 1) {
-            throw new IllegalArgumentException("unusedFor is " + unusedFor + ": give a positive duration of at least 1 ms");
-        }
-        long pruned = 0;
-        while (true) {
-            List<String> names = new ArrayList<>(PRUNE_BATCH);
-            try (Connection c = connection();
-                    PreparedStatement ps = c.prepareStatement(detected().sql(detected().prunableSql(PRUNE_BATCH), table))) {
-                ps.setLong(1, millis);
-                ps.setLong(2, millis);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        names.add(rs.getString(1));
-                    }
-                }
-                JdbcCalls.commitIfNeeded(c);
-                if (names.isEmpty()) {
-                    return pruned;
-                }
-                try (PreparedStatement del = c.prepareStatement(detected().sql(detected().pruneSql(names.size()), table))) {
-                    int i = 1;
-                    for (String n : names) {
-                        del.setString(i++, n);
-                    }
-                    del.setLong(i++, millis);
-                    del.setLong(i, millis);
-                    pruned += del.executeUpdate();
-                    JdbcCalls.commitIfNeeded(c);
-                }
-            } catch (SQLException e) {
-                throw translate("prune unused lock names", e);
-            }
-            if (names.size() < PRUNE_BATCH) {
-                return pruned;
-            }
-        }
     }
 
     /**

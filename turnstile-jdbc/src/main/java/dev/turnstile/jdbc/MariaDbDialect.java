@@ -38,7 +38,7 @@ final class MariaDbDialect extends Dialect {
         // MySQL applies assignments left to right: expires_at, which the condition reads, goes last.
         return """
                 INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
-                VALUES (?, ?, ?, %2$s, %2$s, %2$s + ?)
+                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
                 ON DUPLICATE KEY UPDATE
                   owner       = IF(expires_at <= VALUES(acquired_at), VALUES(owner), owner),
                   token       = IF(expires_at <= VALUES(acquired_at), VALUES(token), token),

@@ -24,7 +24,7 @@ final class SqliteDialect extends Dialect {
     String acquireSql() {
         return """
                 INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
-                VALUES (?, ?, ?, %2$s, %2$s, %2$s + ?)
+                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
                 ON CONFLICT (name) DO UPDATE
                    SET owner = excluded.owner, token = excluded.token, fence = %1$s.fence + 1,
                        acquired_at = excluded.acquired_at, expires_at = excluded.expires_at

@@ -23,7 +23,6 @@ import dev.turnstile.spi.HandsOver;
 import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.NotifiesReleases;
-import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.SessionBoundLeases;
 import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.WatchesLeases;
@@ -153,8 +152,7 @@ public abstract class LockStoreContract {
             NotifiesReleases.class, ReleaseNotices.class,
             WatchesLeases.class, LeaseWatching.class,
             SessionBoundLeases.class, SessionBound.class,
-            KeepsWaitingLine.class, WaitingLinePlaces.class,
-            PrunesNames.class, Pruning.class);
+            KeepsWaitingLine.class, WaitingLinePlaces.class);
 
     /** The store's {@code type}; the calling test is skipped when the store does not declare it. */
     static <C extends StoreCapability> C declared(LockStore store, Class<C> type) {
@@ -608,60 +606,6 @@ public abstract class LockStoreContract {
             assertThat(holder.release(name, "h1", Duration.ZERO)).isTrue();
             assertThat(store().tryAcquire(new AcquireRequest(name, "next", "n1", ms(30_000), true)))
                     .as("the ended wait's place is gone, so nothing is ahead of this waiter").isPresent();
-        }
-    }
-
-    @Nested
-    @DisplayName("pruning unused names (stores that can)")
-    class Pruning {
-
-        @Test
-        @DisplayName("a pruned name used again gets a fence above every fence it had")
-        void aPrunedNameKeepsItsFencesRising() {
-            Turnstile t = client();
-            declared(t.store(), PrunesNames.class);
-            String name = unique("prune");
-            long last = 0;
-            for (int i = 0; i < 3; i++) {
-                Lease lease = held(t.tryAcquire(name, ttl(10_000)));
-                last = lease.fence();
-                lease.release();
-            }
-            sleep(300); // past unusedFor by the store's clock, and past the fence by as much
-            assertThat(t.pruneUnused(ms(50))).isPositive();
-            Lease again = held(client().tryAcquire(name, ttl(10_000)));
-            assertThat(again.fence()).isGreaterThan(last);
-            again.release();
-        }
-
-        @Test
-        @DisplayName("a held lock is never pruned, however short the period")
-        void aHeldLockIsNeverPruned() {
-            Turnstile t = client();
-            declared(t.store(), PrunesNames.class);
-            String name = unique("prune-held");
-            Lease lease = held(t.tryAcquire(name, ttl(10_000)));
-            sleep(300);
-            t.pruneUnused(Duration.ofMillis(1));
-            assertThat(lease.isHeld()).isTrue();
-            assertThat(client().tryAcquire(name, ttl(10_000))).isEmpty();
-            assertThat(client().heldLocks()).extracting(LockInfo::name).contains(name);
-            lease.extend(ms(10_000));
-            lease.release();
-        }
-
-        @Test
-        @DisplayName("a period that is not positive is refused with what to give")
-        @SuppressWarnings("NullAway") // null is the bad input under test
-        void badPeriodsAreRefused() {
-            Turnstile t = client();
-            declared(t.store(), PrunesNames.class);
-            for (Duration bad : new Duration[] {Duration.ZERO, Duration.ofMillis(-1), Duration.ofDays(400)}) {
-                assertThatThrownBy(() -> t.pruneUnused(bad)).isInstanceOf(IllegalArgumentException.class)
-                        .hasMessageContaining("unusedFor is").hasMessageContaining("Duration.ofDays(7)");
-            }
-            assertThatThrownBy(() -> t.pruneUnused(null)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("unusedFor is null");
         }
     }
 
