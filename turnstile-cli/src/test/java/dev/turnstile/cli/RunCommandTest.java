@@ -66,14 +66,9 @@ class RunCommandTest {
         Cli.Result r = cli.run("run", "--lock", lock, "--",
                 "sh", "-c", "echo \"$TURNSTILE_LOCK $TURNSTILE_FENCE ${#TURNSTILE_TOKEN}\" > '" + out + "'; exit 3");
         assertThat(r.code()).as(r.all()).isEqualTo(3);
-        String[] env = Files.readString(out).trim().split(" ");
-        assertThat(env[0]).isEqualTo(lock);
-        assertThat(env[2]).isEqualTo("22");
-        long first = Long.parseLong(env[1]);
-        assertThat(first).as("a name's first fence is the store's clock in ms").isCloseTo(System.currentTimeMillis(),
-                org.assertj.core.data.Offset.offset(60_000L));
+        assertThat(Files.readString(out).trim()).isEqualTo(lock + " 1 22");
         assertThat(cli.run("run", "--lock", lock, "--", "true").code()).isZero();
-        assertThat(cli.run("run", "--lock", lock, "--", "sh", "-c", "test $TURNSTILE_FENCE = " + (first + 2)).code())
+        assertThat(cli.run("run", "--lock", lock, "--", "sh", "-c", "test $TURNSTILE_FENCE = 3").code())
                 .as("fences keep rising").isZero();
     }
 

@@ -55,7 +55,7 @@ public final class SqlFences {
 
     private final String table;
     private final String column;
-    /** "table.column" keys already found unique; shared by copies, as it only ever grows. */
+    /** "URL table.column" keys already found unique; shared by copies, as it only ever grows. */
     private final java.util.Set<String> verified;
 
     private SqlFences(String table, String column, java.util.Set<String> verified) {
@@ -179,8 +179,16 @@ public final class SqlFences {
         }
         Dialect d = (Dialect) SqlDialect.detect(c.getMetaData());
         try {
-            verifyKey(c, d, table, "resource", "fence table");
+            // SQLite: a read before the first write of a deferred transaction can deadlock with
+            // another writer (SQLITE_BUSY at once), so there the table is checked after the write.
+            boolean sqlite = d.id().equals("sqlite");
+            if (!sqlite) {
+                verifyKey(c, d, table, "resource", "fence table");
+            }
             admit(c, d, name, fence);
+            if (sqlite) {
+                verifyKey(c, d, table, "resource", "fence table");
+            }
         } catch (SQLException e) {
             if (d.isMissingTable(e)) {
                 throw new SQLException("the fence table " + table + " does not exist: create it with SqlFences.createTable("
@@ -214,7 +222,7 @@ public final class SqlFences {
         for (int round = 0;; round++) {
             // Where the resource has a row: one statement, and the row stays locked till commit.
             if (update(c, "UPDATE " + table + " SET fence = ?, writes = writes + 1 WHERE resource = ? AND " + fenceColumn + " <= ?",
-                    fence, name, fence) == 1) {
+                    fence, name, fence) >= 1) {
                 return;
             }
             boolean[] duplicate = {false};
@@ -249,18 +257,21 @@ public final class SqlFences {
      * fence on the first.
      */
     private void verifyKey(Connection c, Dialect d, String t, String column, String what) throws SQLException {
-        if (verified.contains(t + "." + column)) {
+        // Per database (its URL) and table name: a schema chosen by search_path or USE is not told
+        // apart (the URL is the same), and a key dropped later is not seen until the JVM restarts.
+        String checked = c.getMetaData().getURL() + " " + t + "." + column;
+        if (verified.contains(checked)) {
             return;
         }
         try {
             UniqueKeys.check(c, d.id(), t, column, what);
         } catch (dev.turnstile.StoreSchemaException e) {
-            throw new IllegalArgumentException("the " + what + " " + t + " has no primary key or unique index on " + column
-                    + " alone: each key must name one row, else a stale fence could pass on a second row with the same key "
-                    + "beside a newer fence on the first. Add a primary key or unique index on " + column + " (if rows share a "
-                    + "key already, merge them first)", e);
+            throw new IllegalArgumentException("the " + what + " " + t + " has no valid primary key or unique index on "
+                    + column + " alone (a view has none): each key must name one row, else a stale fence could pass on a second "
+                    + "row with the same key beside a newer fence on the first. Add a primary key or unique index on " + column
+                    + " (if rows share a key already, merge them first); for a view, fence the table under it", e);
         }
-        verified.add(t + "." + column);
+        verified.add(checked);
     }
 
     /** MariaDB/MySQL: records the fence if it passes, and returns the resource's fence after the statement. */

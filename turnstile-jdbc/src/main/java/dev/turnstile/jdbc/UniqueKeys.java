@@ -81,7 +81,8 @@ final class UniqueKeys {
     private static @Nullable Boolean postgres(Connection c, String table, String column) throws SQLException {
         String sql = "SELECT to_regclass(?) IS NOT NULL, EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a "
                 + "ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(?) "
-                + "AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indnkeyatts = 1 "
+                + "AND i.indisunique AND i.indisvalid AND i.indimmediate AND i.indpred IS NULL AND i.indexprs IS NULL "
+                + "AND i.indnkeyatts = 1 "
                 + "AND a.attname = lower(?))";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, table);

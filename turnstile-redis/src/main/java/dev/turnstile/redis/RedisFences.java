@@ -204,8 +204,8 @@ public final class RedisFences {
     }
 
     private static String garbage(String fenceKey, String seen) {
-        return "the fence key '" + fenceKey + "' holds '" + seen + "', not a fence (a positive whole number), so no fenced "
-                + "write to its key can be judged, and nothing was written: something else wrote it; delete it once no "
+        return "the fence key '" + fenceKey + "' holds '" + seen + "', not a fence this client can judge (a positive whole "
+                + "number below 2^63), so no fenced write to its key can be judged, and nothing was written: something else wrote it; delete it once no "
                 + "holder of an older lease can still write";
     }
 
