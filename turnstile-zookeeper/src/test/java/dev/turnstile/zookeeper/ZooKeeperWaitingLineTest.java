@@ -275,6 +275,93 @@ class ZooKeeperWaitingLineTest {
         }
     }
 
+    /** The node of the place or lease of {@code token} under the lock's parent. */
+    private static String nodeOf(CuratorFramework raw, String parent, String token) throws Exception {
+        return nodes(raw, parent).stream().filter(n -> n.startsWith(LockNodes.nodePrefix(token))).map(n -> parent + "/" + n)
+                .findFirst().orElseThrow(() -> new AssertionError("no node of token " + token + " under " + parent));
+    }
+
+    @Test
+    void aReleaseHandsTheLockToTheNextPlaceInTheTransactionThatDeletesItsNode() throws Exception {
+        Held h = held("handed");
+        String parent = "/line-test/locks/" + LockNodes.encode(h.name());
+        assertThat(h.waiter().tryAcquire(new AcquireRequest(h.name(), "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
+        String place = nodeOf(h.raw(), parent, "w");
+        long czxid = h.raw().checkExists().forPath(place).getCzxid();
+
+        long called = System.nanoTime();
+        assertThat(h.holder().release(h.name(), "h", Duration.ZERO)).isTrue();
+        long returned = System.nanoTime();
+
+        // Before the waiter has tried again, its node already is the lease, written by the release.
+        org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
+        var json = new ObjectMapper().readTree(h.raw().getData().storingStatIn(stat).forPath(place));
+        assertThat(json.has("queued")).as("still a place: %s", json).isFalse();
+        assertThat(json.get("token").asText()).isEqualTo("w");
+        assertThat(json.get("ttl_ms").asLong()).isEqualTo(30_000);
+        assertThat(stat.getMzxid()).as("written by the transaction that deleted the holder's node")
+                .isEqualTo(h.raw().checkExists().forPath(parent).getPzxid());
+
+        var grant = h.waiter().tryAcquire(new AcquireRequest(h.name(), "waiter", "w", Duration.ofSeconds(30), true)).orElseThrow();
+        assertThat(grant.fence()).isEqualTo(czxid);
+        assertThat(grant.acquiredAt().toEpochMilli()).isEqualTo(stat.getMtime());
+        long started = grant.startedNanos().orElseThrow();
+        assertThat(started - returned).as("the lease's local start lies no later than the release's return").isLessThanOrEqualTo(0);
+        assertThat(started - called).as("and not long before the release was called")
+                .isGreaterThan(-TimeUnit.MILLISECONDS.toNanos(50));
+        assertThat(h.holder().tryAcquire(new AcquireRequest(h.name(), "holder", "h2", Duration.ofSeconds(30)))).isEmpty();
+        assertThat(h.waiter().release(h.name(), "w", Duration.ZERO)).isTrue();
+        assertThat(h.holder().tryAcquire(new AcquireRequest(h.name(), "holder", "h3", Duration.ofSeconds(30)))).isPresent();
+    }
+
+    @Test
+    void aTouchThatMeetsTheHandOverKeepsTheLeaseForTheWaitersNextTry() throws Exception {
+        String name = unique("touched");
+        Duration queueTimeout = Duration.ofMillis(300); // touched every 100 ms
+        ZooKeeperLockStore holder = store(queueTimeout);
+        ZooKeeperLockStore waiter = store(queueTimeout);
+        CuratorFramework raw = curator();
+        String parent = "/line-test/locks/" + LockNodes.encode(name);
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
+        String place = nodeOf(raw, parent, "w");
+        long released = System.nanoTime();
+        holder.release(name, "h", Duration.ZERO);
+        Thread.sleep(700); // several touch rounds meet the lease where the place was
+        assertThat(raw.checkExists().forPath(place)).as("the handed lease survives the touch rounds").isNotNull();
+        var grant = waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true)).orElseThrow();
+        assertThat(grant.startedNanos().orElseThrow() - released)
+                .as("the lease counts from the hand-over, 700 ms before this try").isLessThan(TimeUnit.MILLISECONDS.toNanos(100));
+        assertThat(waiter.extend(name, "w", Duration.ofSeconds(30))).isTrue();
+        assertThat(waiter.release(name, "w", Duration.ZERO)).isTrue();
+    }
+
+    @Test
+    void aPlaceThatMissedATouchIsNotHandedTheLockAndTheLineMovesOnPastIt() throws Exception {
+        String name = unique("stale");
+        Duration queueTimeout = Duration.ofMillis(1_500);
+        ZooKeeperLockStore holder = store(queueTimeout);
+        CuratorFramework raw = curator();
+        String parent = "/line-test/locks/" + LockNodes.encode(name);
+        holder.tryAcquire(new AcquireRequest(name, "holder", "h", Duration.ofSeconds(30))).orElseThrow();
+        // The place of a process frozen since it queued: never touched, and it waits for a long lease.
+        String stale = raw.create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath(
+                parent + "/" + LockNodes.nodePrefix("frozen"),
+                NodeData.place("frozen", "frozen", queueTimeout.toMillis(), 600_000).bytes());
+        ZooKeeperLockStore behind = store(queueTimeout);
+        try (Turnstile t = Turnstile.builder(behind).build()) {
+            Future<Optional<Lease>> waiting = Executors.newSingleThreadExecutor().submit(() -> t.acquire(name, OPTIONS, Duration.ofSeconds(20)));
+            awaitTrue("the live waiter has its place", () -> behind.places() == 1);
+            Thread.sleep(1_200); // past two thirds of the frozen place's queue timeout
+            holder.release(name, "h", Duration.ZERO);
+            var json = new ObjectMapper().readTree(raw.getData().forPath(stale));
+            assertThat(json.get("queued").asBoolean()).as("the frozen place was not handed the lock").isTrue();
+            Lease lease = waiting.get(20, TimeUnit.SECONDS).orElseThrow();
+            assertThat(raw.checkExists().forPath(stale)).as("the expired place was deleted by the waiter behind it").isNull();
+            lease.release();
+        }
+    }
+
     @Test
     void anAbandonedPlaceHoldsTheLineUpForNoLongerThanTheQueueTimeout() throws Exception {
         String name = unique("abandoned");
