@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -411,12 +410,6 @@ public final class Turnstile implements AutoCloseable {
                     stopWaiting(name, token);
                 }
                 return null;
-            }
-            OptionalLong before = grant.get().startedNanos();
-            if (before.isPresent() && before.getAsLong() - start < 0) {
-                // The store handed the lock over while this waiter was between tries: the lease runs
-                // from then, so its deadline must too (rule 8: act before the store does).
-                start = before.getAsLong();
             }
             long took = System.nanoTime() - start;
             if (took > options.lockAtMostFor().toNanos() / 2) {

@@ -223,9 +223,7 @@ final class LeaseNodes {
             }
             try {
                 if (lockAtLeastFor.isZero() || holdIsOver(f, lockAtLeastFor)) {
-                    if (!handOn(name, f)) {
-                        client.delete().withVersion(f.stat().getVersion()).forPath(f.path());
-                    }
+                    client.delete().withVersion(f.stat().getVersion()).forPath(f.path());
                 } else {
                     holdUntil(name, f, lockAtLeastFor);
                 }
@@ -245,73 +243,6 @@ final class LeaseNodes {
             }
         }
         throw nodes.raced("releasing lock '" + name + "'");
-    }
-
-    /**
-     * Ends the lease by handing the lock to the waiter next in line, if there is one that is alive:
-     * one transaction deletes this lease's node and writes the lease that the next place waits for
-     * into it (that write's {@code mtime} starts the new lease, and the place's czxid is its fence).
-     * The waiter learns of it from the deletion it watches and one read of its own node, so a
-     * hand-off puts no write of the waiter's on the critical path (docs/stores/zookeeper.md,
-     * "Hand-off"). False, with nothing written, when there is nobody to hand to, when the next place
-     * may belong to a frozen process (it missed a touch: older than two thirds of its queue timeout
-     * by the server's clock, estimated as this lease's start plus the time since its grant was
-     * answered here), when this lease was found by a scan (no such reading), or when another
-     * write got in the way: the caller then deletes its node as before, and the waiter promotes
-     * itself.
-     */
-    private boolean handOn(String name, Found f) throws Exception {
-        if (f.grantedNanos() == 0) {
-            return false;
-        }
-        String parent = nodes.lockPath(name);
-        List<String> children;
-        try {
-            children = client.getChildren().forPath(parent);
-        } catch (KeeperException.NoNodeException none) {
-            return false;
-        }
-        if (children.contains(LockNodes.HOLD)) {
-            return false;
-        }
-        long mine = LockNodes.sequence(f.path());
-        String next = null;
-        for (String child : LockNodes.sorted(children)) {
-            if (LockNodes.sequence(child) > mine) {
-                next = child;
-                break;
-            }
-        }
-        if (next == null) {
-            return false;
-        }
-        String nextPath = parent + "/" + next;
-        Stat placeStat = new Stat();
-        NodeData place;
-        try {
-            place = NodeData.parse(client.getData().storingStatIn(placeStat).forPath(nextPath));
-        } catch (KeeperException.NoNodeException gone) {
-            return false;
-        }
-        NodeData lease = place.handedOn(System.currentTimeMillis());
-        Long queueTimeoutMs = place.ttlMs();
-        if (lease == null || queueTimeoutMs == null) {
-            return false;
-        }
-        // A liveness judgement, not a safety one: a live waiter's place is touched every third of
-        // its queue timeout, so one untouched for two thirds of it has missed a touch.
-        long serverNow = f.acquiredAtMs() + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - f.grantedNanos());
-        if (serverNow - placeStat.getMtime() > queueTimeoutMs * 2 / 3) {
-            return false;
-        }
-        try {
-            client.transaction().forOperations(
-                    client.transactionOp().delete().withVersion(f.stat().getVersion()).forPath(f.path()),
-                    client.transactionOp().setData().withVersion(placeStat.getVersion()).forPath(nextPath, lease.bytes()));
-            return true;
-        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException raced) {
-            return false; // nothing was applied; the plain delete finds out what became of this node
-        }
     }
 
     /**

@@ -31,8 +31,6 @@ import org.jspecify.annotations.Nullable;
  *     is that time
  * @param queued {@code true} on a waiter's place in line (not a lease: it holds nothing, but keeps
  *     the nodes behind it waiting until it expires, {@code ttl_ms} after its last write)
- * @param leaseTtlMs on a waiter's place, the time to live of the lease it waits for: what a
- *     releasing holder writes into it when it hands the lock on (see {@link #handedOn})
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record NodeData(
@@ -45,8 +43,7 @@ record NodeData(
         @JsonProperty("fence") @Nullable Long fence,
         @JsonProperty("until_ms") @Nullable Long untilMs,
         @JsonProperty("acquired_at_ms") @Nullable Long acquiredAtMs,
-        @JsonProperty("queued") @Nullable Boolean queued,
-        @JsonProperty("lease_ttl_ms") @Nullable Long leaseTtlMs) {
+        @JsonProperty("queued") @Nullable Boolean queued) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -59,7 +56,7 @@ record NodeData(
     static NodeData extended(@Nullable String owner, String token, long ttlMs, String from, long clientNowMs,
             @Nullable Long startedMs) {
         return new NodeData(owner, token, ttlMs, from, java.time.Instant.ofEpochMilli(clientNowMs).toString(),
-                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, startedMs, null, null);
+                java.time.Instant.ofEpochMilli(clientNowMs + ttlMs).toString(), null, null, startedMs, null);
     }
 
     /**
@@ -71,24 +68,9 @@ record NodeData(
         return acquiredAtMs != null ? acquiredAtMs : stat.getMtime();
     }
 
-    /**
-     * A waiter's place in line: expires {@code queueTimeoutMs} after its last write unless touched;
-     * {@code leaseTtlMs} is the lease's time to live should a releasing holder hand it the lock.
-     */
-    static NodeData place(String owner, String token, long queueTimeoutMs, long leaseTtlMs) {
-        return new NodeData(owner, token, queueTimeoutMs, "mtime", null, null, null, null, null, Boolean.TRUE, leaseTtlMs);
-    }
-
-    /**
-     * The lease a releasing holder writes into this place, in the transaction that deletes its own
-     * node: the lease starts at that write's {@code mtime}. Null if this is not a place that says
-     * what lease it waits for (a place of an older version, or not Turnstile's).
-     */
-    @Nullable NodeData handedOn(long clientNowMs) {
-        if (!isPlace() || owner == null || token == null || leaseTtlMs == null || leaseTtlMs < 1) {
-            return null;
-        }
-        return lease(owner, token, leaseTtlMs, "mtime", clientNowMs);
+    /** A waiter's place in line: expires {@code queueTimeoutMs} after its last write unless touched. */
+    static NodeData place(String owner, String token, long queueTimeoutMs) {
+        return new NodeData(owner, token, queueTimeoutMs, "mtime", null, null, null, null, null, Boolean.TRUE);
     }
 
     /** Whether this is a waiter's place in line rather than a lease or a hold marker. */
@@ -98,7 +80,7 @@ record NodeData(
 
     static NodeData hold(NodeData lease, long fence, long acquiredAtMs, long untilMs) {
         return new NodeData(lease.owner, lease.token, null, null, java.time.Instant.ofEpochMilli(acquiredAtMs).toString(),
-                java.time.Instant.ofEpochMilli(untilMs).toString(), fence, untilMs, acquiredAtMs, null, null);
+                java.time.Instant.ofEpochMilli(untilMs).toString(), fence, untilMs, acquiredAtMs, null);
     }
 
     /** The server time (epoch ms) at which a lease node with this data and stat expires. */
@@ -121,13 +103,13 @@ record NodeData(
     /** Reads node data; a node that is not Turnstile's (unreadable) counts as held forever by nobody known. */
     static NodeData parse(byte @Nullable [] bytes) {
         if (bytes == null || bytes.length == 0) {
-            return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null, null);
+            return new NodeData("?", null, Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null);
         }
         try {
             return JSON.readValue(bytes, NodeData.class);
         } catch (IOException e) {
             return new NodeData("? (" + new String(bytes, StandardCharsets.UTF_8).replaceAll("\\p{Cntrl}", "?") + ")", null,
-                    Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null, null);
+                    Long.MAX_VALUE / 4, "ctime", null, null, null, null, null, null);
         }
     }
 }

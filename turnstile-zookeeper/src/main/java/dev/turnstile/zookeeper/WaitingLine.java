@@ -9,7 +9,6 @@ import dev.turnstile.zookeeper.LockNodes.Created;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -81,16 +80,14 @@ final class WaitingLine {
         final NodeData data;
         /** Guarded by this: the node's data version as this store last wrote it. */
         int version;
-        /** The server time (epoch ms) of this place's last write, and when (nanoTime) that write was sent. */
+        /** The server time (epoch ms) of this place's last write, and when (nanoTime) it was learnt. */
         volatile long serverNow;
         volatile long serverNowAt;
         volatile long lastTry = System.nanoTime();
         volatile boolean open = true;
-        /** Set when a write of another client's got in a touch's way: a releasing holder handed the lock to this place. */
-        volatile boolean handedOver;
         volatile @Nullable String watched;
 
-        Place(String name, String parent, Created c, NodeData data, long sentNanos) {
+        Place(String name, String parent, Created c, NodeData data) {
             this.name = name;
             this.parent = parent;
             this.path = c.path();
@@ -98,7 +95,7 @@ final class WaitingLine {
             this.czxid = c.czxid();
             this.data = data;
             this.serverNow = c.ctime();
-            this.serverNowAt = sentNanos;
+            this.serverNowAt = System.nanoTime();
         }
 
         /**
@@ -107,7 +104,7 @@ final class WaitingLine {
          * written, or if it is no longer a place (promoted or dropped), which must not be touched.
          */
         synchronized boolean touch() throws Exception {
-            if (!open || handedOver) {
+            if (!open) {
                 return true;
             }
             long t0 = System.nanoTime();
@@ -118,14 +115,8 @@ final class WaitingLine {
                 serverNowAt = t0;
                 session.contact(t0);
                 return true;
-            } catch (KeeperException.NoNodeException lost) {
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
                 return false;
-            } catch (KeeperException.BadVersionException handed) {
-                // Nobody but this store writes a place, except a releasing holder handing it the
-                // lock (LeaseNodes.handOn): a lease now, which the waiter's next try picks up.
-                handedOver = true;
-                wake(this);
-                return true;
             }
         }
 
@@ -172,17 +163,12 @@ final class WaitingLine {
         try {
             for (int round = 0; round < 2; round++) {
                 Place p = places.get(r.token());
-                if (p != null && p.parent.equals(parent)) {
-                    Grant handed = handedTo(p, r, ttlMs);
-                    if (handed != null) {
-                        return Optional.of(handed);
-                    }
-                } else {
-                    NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs, ttlMs);
+                if (p == null || !p.parent.equals(parent)) {
+                    NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
                     long t0 = System.nanoTime();
                     Created c = nodes.create(parent, r.token(), data.bytes());
                     session.contacted(t0);
-                    p = new Place(r.name(), parent, c, data, t0);
+                    p = new Place(r.name(), parent, c, data);
                     places.put(r.token(), p);
                     if (c.alone()) {
                         return promote(p, r, ttlMs);
@@ -234,16 +220,9 @@ final class WaitingLine {
             long t0 = System.nanoTime();
             try {
                 written = client.setData().withVersion(p.version).forPath(p.path, lease.bytes());
-            } catch (KeeperException.NoNodeException lost) {
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
                 drop(r.token(), p);
                 return Optional.empty();
-            } catch (KeeperException.BadVersionException handed) {
-                // The releasing holder handed the lock to this place after this try looked at it.
-                Grant g = handedTo(p, r, ttlMs);
-                if (g == null) {
-                    drop(r.token(), p);
-                }
-                return Optional.ofNullable(g);
             }
             session.contact(t0);
             p.open = false;
@@ -252,47 +231,6 @@ final class WaitingLine {
         leases.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
         return Optional.of(new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()),
                 Instant.ofEpochMilli(written.getMtime() + ttlMs)));
-    }
-
-    /**
-     * The lease a releasing holder handed to this place (LeaseNodes.handOn), found by one read of the
-     * place's own node; null if it is still a place (or gone: the caller's next look finds it
-     * missing). The lease started at that write's {@code mtime}, possibly before this try began; its
-     * local start is bounded from below by the place's last write, whose answer said the server's
-     * time then, and whose request was sent at a known local time: the lease's start lies the
-     * difference of the two server times after it (less a millisecond, which the times round off).
-     */
-    private @Nullable Grant handedTo(Place p, AcquireRequest r, long ttlMs) throws Exception {
-        Stat stat = new Stat();
-        long t0 = System.nanoTime();
-        NodeData data;
-        try {
-            data = NodeData.parse(client.getData().storingStatIn(stat).forPath(p.path));
-        } catch (KeeperException.NoNodeException gone) {
-            return null;
-        }
-        session.contact(t0);
-        if (data.isPlace() || data.untilMs() != null || !r.token().equals(data.token())) {
-            return null;
-        }
-        long startedNanos;
-        synchronized (p) {
-            if (!p.open) {
-                return null; // dropped meanwhile (the wait ended), and its node with it
-            }
-            if (data.ttlMs() == null || data.ttlMs() != ttlMs) {
-                // Not the lease this wait asked for: nobody may hold by it.
-                drop(r.token(), p);
-                return null;
-            }
-            p.open = false;
-            places.remove(r.token(), p);
-            long sinceLastWrite = Math.max(0, stat.getMtime() - p.serverNow - 1);
-            startedNanos = p.serverNowAt + TimeUnit.MILLISECONDS.toNanos(sinceLastWrite);
-        }
-        leases.granted(r.token(), new Found(p.path, stat, data, stat.getMtime(), System.nanoTime()));
-        return new Grant(p.czxid, Instant.ofEpochMilli(stat.getMtime()), Instant.ofEpochMilli(stat.getMtime() + ttlMs),
-                OptionalLong.of(startedNanos));
     }
 
     /**
