@@ -7,10 +7,10 @@
 # unless --pg-url / --redis-url say otherwise (--only redis needs only Redis).
 #
 # usage: turnstile-bench/run.sh [--slices N] [--slice-ms MS] [--warmup-ms MS] [--threads 1,8]
-#          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N]
+#          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N] [--handoff-threads N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
@@ -26,6 +26,9 @@
 # --only fenced: the same write with and without its fence (SqlFences.updateRow against an UPDATE,
 # SqlFences.check in a transaction against the same transaction, on each --dbs database; RedisFences.set
 # against SET), 1 thread; part of the default run.
+# --only scale: acquire+release of an existing name as the store fills with 1 000, 100 000 and 10 000 000
+# names (-Dbench.scaleSizes, -Dbench.scaleStores via JAVA_OPTS), each size beside a store of 1 000 names,
+# on PostgreSQL, MariaDB, SQLite and Redis (databases 14 and 15, flushed); not part of the default run.
 # Extra JVM options for the parent JVMs go in JAVA_OPTS. Defaults: 12 slices of 1000 ms, 2000 ms
 # warm-up, hand-off 2 rounds of 10 s with 4 JVMs after 30 s of contended warm-up, Redis blocking 4 threads holding 100 us;
 # results in turnstile-bench/target/bench-results.md.
@@ -50,6 +53,7 @@ while (($#)); do
     --handoff-seconds) props+=("-Dbench.handoffSeconds=$2"); shift 2 ;;
     --handoff-rounds) props+=("-Dbench.handoffRounds=$2"); shift 2 ;;
     --handoff-processes) props+=("-Dbench.handoffProcesses=$2"); shift 2 ;;
+    --handoff-threads) props+=("-Dbench.handoffThreads=$2"); shift 2 ;;
     --handoff-kinds) props+=("-Dbench.handoffKinds=$2"); shift 2 ;;
     --handoff-warmup) props+=("-Dbench.handoffWarmupSeconds=$2"); shift 2 ;;
     --wait-threads) props+=("-Dbench.waitThreads=$2"); shift 2 ;;
@@ -65,8 +69,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling or fenced" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced or scale" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -99,6 +103,11 @@ if [[ $only == all || $only == scheduling ]]; then
 fi
 if [[ $only == all || $only == fenced ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.FencedWriteBench
+fi
+# Not in the default run: it fills PostgreSQL, MariaDB, SQLite and Redis with up to 10 million names
+# each (about 15 minutes, a few GB of disk, about 1 GB of Redis memory while it runs).
+if [[ $only == scale ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.NameScaleBench
 fi
 if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis

@@ -16,7 +16,7 @@ import java.util.Locale;
  *   <li>{@code bench.seed} (42): seed of the per-slice shuffle, so a run can be repeated
  *   <li>{@code bench.handoffSeconds} (10), {@code bench.handoffProcesses} (4),
  *       {@code bench.handoffRounds} (2), {@code bench.handoffKinds} (all),
- *       {@code bench.handoffWarmupSeconds} (30: contended, unrecorded)
+ *       {@code bench.handoffWarmupSeconds} (30: contended, unrecorded), {@code bench.handoffThreads} (1 per JVM)
  *   <li>{@code bench.pgUrl} ({@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres})
  *   <li>{@code bench.redisUrl} ({@code redis://127.0.0.1:6379})
  *   <li>{@code bench.zookeeper} ({@code 127.0.0.1:2181}): the ZooKeeper server, host:port
@@ -71,6 +71,11 @@ final class BenchConfig {
 
     static int handoffProcesses() {
         return positiveInt("bench.handoffProcesses", 4);
+    }
+
+    /** Waiting threads per hand-off JVM ({@code bench.handoffThreads}, 1): 8 JVMs of 25 make the 200-waiter cell. */
+    static int handoffThreads() {
+        return positiveInt("bench.handoffThreads", 1);
     }
 
     /**

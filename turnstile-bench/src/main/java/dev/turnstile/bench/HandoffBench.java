@@ -51,6 +51,38 @@ public final class HandoffBench {
         void run() throws Exception;
     }
 
+    /** The store's own count of requests served so far (commands, transactions, requests). */
+    @FunctionalInterface
+    private interface Requests {
+        long count() throws Exception;
+    }
+
+    /** Redis: the calls of every command so far ({@code INFO commandstats}). */
+    private static long redisCalls() {
+        io.lettuce.core.RedisClient client = BenchRedis.lettuce();
+        try (var c = client.connect()) {
+            long calls = 0;
+            for (String line : c.sync().info("commandstats").split("\r?\n")) {
+                int at = line.indexOf("calls=");
+                if (line.startsWith("cmdstat_") && at > 0) {
+                    calls += Long.parseLong(line.substring(at + 6, line.indexOf(',', at)));
+                }
+            }
+            return calls;
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** PostgreSQL: transactions committed and rolled back in the bench database so far. */
+    private static long pgTransactions(HikariDataSource pool) throws java.sql.SQLException {
+        try (var c = pool.getConnection(); var st = c.createStatement();
+                var rs = st.executeQuery("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     /**
      * Runs the rounds and appends the table to the report.
      *
@@ -63,17 +95,31 @@ public final class HandoffBench {
         int processes = BenchConfig.handoffProcesses();
         int seconds = BenchConfig.handoffSeconds();
         int rounds = BenchConfig.handoffRounds();
-        String common = String.format(Locale.ROOT,
+        int threads = BenchConfig.handoffThreads();
+        String common = threads == 1 ? String.format(Locale.ROOT,
                 "%d JVMs loop acquire (wait up to 30 s), hold 1 ms (sleep), release, for %d s per round, after "
                         + BenchConfig.handoffWarmupSeconds() + " s of the same loop unrecorded (JIT warm-up). Gap = release "
                         + "call to the next holder's acquire return, only when the lock passes to another process. "
-                        + "Fair share would be %.1f%% each. CPU includes each JVM's own JIT and GC",
-                processes, seconds, 100.0 / processes);
+                        + "Fair share would be %.1f%% each. Store requests: the server's own count over the measured "
+                        + "window (Redis: calls in INFO commandstats; ZooKeeper: srvr's Received; PostgreSQL: transactions "
+                        + "in pg_stat_database, which a busy backend reports up to 1 s late) per acquisition. CPU includes "
+                        + "each JVM's own JIT and GC",
+                processes, seconds, 100.0 / processes)
+                : String.format(Locale.ROOT,
+                "%d JVMs of %d threads each (%d waiters) loop acquire (wait up to 30 s), hold 1 ms (sleep), release, for "
+                        + "%d s per round, after " + BenchConfig.handoffWarmupSeconds() + " s of the same loop unrecorded "
+                        + "(JIT warm-up). Gap = release call to the next holder's acquire return, when the lock passes to "
+                        + "another waiter (thread or process). Fair share would be %.2f%% each. Store requests: the server's "
+                        + "own count over the measured window (Redis: calls in INFO commandstats; ZooKeeper: srvr's Received; "
+                        + "PostgreSQL: transactions in pg_stat_database, which a busy backend reports up to 1 s late) per "
+                        + "acquisition. CPU per waiter: each JVM's CPU (its JIT and GC included) divided by its threads",
+                processes, threads, processes * threads, seconds, 100.0 / (processes * threads));
         switch (store) {
             case "postgresql" -> {
                 try (HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(1, "handoff-parent")) {
                     Report report = newReport();
-                    runAll(report, BenchConfig.handoffKinds(POSTGRES_KINDS), rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool));
+                    runAll(report, BenchConfig.handoffKinds(POSTGRES_KINDS), rounds, processes, seconds, () -> BenchDatabase.POSTGRESQL.prepare(pool),
+                            () -> pgTransactions(pool));
                     BenchDatabase.POSTGRESQL.deleteBenchRows(pool);
                     report.emit("Cross-process hand-off, PostgreSQL", common + ". Turnstile: default poll 2 ms–500 ms with "
                             + "backoff; Spring: default idleBetweenTries 100 ms.");
@@ -86,7 +132,8 @@ public final class HandoffBench {
                 Report report = newReport();
                 Map<String, List<HandoffResult>> results;
                 try {
-                    results = runAll(report, BenchConfig.handoffKinds(REDIS_KINDS), rounds, processes, seconds, BenchRedis::deleteBenchKeys);
+                    results = runAll(report, BenchConfig.handoffKinds(REDIS_KINDS), rounds, processes, seconds, BenchRedis::deleteBenchKeys,
+                            HandoffBench::redisCalls);
                 } finally {
                     BenchRedis.deleteBenchKeys();
                 }
@@ -100,7 +147,8 @@ public final class HandoffBench {
             }
             case "zookeeper" -> {
                 Report report = newReport();
-                runAll(report, BenchConfig.handoffKinds(ZOOKEEPER_KINDS), rounds, processes, seconds, () -> { });
+                runAll(report, BenchConfig.handoffKinds(ZOOKEEPER_KINDS), rounds, processes, seconds, () -> { },
+                        () -> ZooKeeperRequests.received(BenchConfig.zookeeper()));
                 report.emit("ZooKeeper: cross-process hand-off", common + ", but not the ZooKeeper server's (its own process, "
                         + "standalone, on this machine). Each JVM has its own Curator " + RedisBench.version(CuratorFramework.class)
                         + " client (its own session). TURNSTILE: `ZooKeeperLockStore` over it, `acquire(name, 30 s)`: a waiter keeps "
@@ -113,20 +161,23 @@ public final class HandoffBench {
     }
 
     private static Report newReport() {
-        return new Report("contender (round)", "acquisitions/s", "hand-offs/s to another process",
-                "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s", "overlaps");
+        boolean threads = BenchConfig.handoffThreads() > 1;
+        return new Report("contender (round)", "acquisitions/s", threads ? "hand-offs/s to another waiter" : "hand-offs/s to another process",
+                "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s",
+                "store requests per acquisition", "overlaps");
     }
 
     /** Runs every kind once per round, in that order, and adds a row per run. */
     private static Map<String, List<HandoffResult>> runAll(Report report, List<String> kinds, int rounds, int processes,
-            int seconds, Prepare prepare) throws Exception {
+            int seconds, Prepare prepare, Requests requests) throws Exception {
         Path dir = BenchConfig.workDir().resolve("handoff");
         Files.createDirectories(dir);
         Map<String, List<HandoffResult>> all = new LinkedHashMap<>();
         for (int round = 1; round <= rounds; round++) {
             for (String kind : kinds) {
                 prepare.run(); // no leftover lease from an earlier round
-                HandoffResult r = runRound(kind, round, processes, seconds, dir);
+                long[] served = new long[1];
+                HandoffResult r = runRound(kind, round, processes, seconds, dir, requests, served);
                 System.err.printf("hand-off %s round %d: %d acquisitions%n", kind, round, r.acquisitions());
                 all.computeIfAbsent(label(kind), k -> new ArrayList<>()).add(r);
                 report.row(label(kind) + " (" + round + ")",
@@ -135,6 +186,7 @@ public final class HandoffBench {
                         Report.millis(r.gapP50Nanos()), Report.millis(r.gapP99Nanos()), Report.millis(r.gapMaxNanos()),
                         String.format(Locale.ROOT, "%.1f%%–%.1f%%", 100 * r.minShare(), 100 * r.maxShare()),
                         Report.number(r.cpuPerSecond(), 3),
+                        Report.number((double) served[0] / Math.max(1, r.acquisitions()), 1),
                         r.overlaps() == 0 ? "0" : "**" + r.overlaps() + "**");
             }
         }
@@ -158,6 +210,13 @@ public final class HandoffBench {
         return chart;
     }
 
+    private static void sleepUntil(long nanos) throws InterruptedException {
+        long left = nanos - System.nanoTime();
+        if (left > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
+        }
+    }
+
     /** The table label of a contender kind: {@code redis-spring-spin} is {@code SPRING_SPIN}. */
     static String label(String kind) {
         return kind.replaceFirst("^(redis|zookeeper)-", "").replace('-', '_').toUpperCase(Locale.ROOT);
@@ -173,7 +232,9 @@ public final class HandoffBench {
     static WaitingContender open(String kind) {
         switch (kind) {
             case "turnstile", "spring" -> {
-                HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(2, "handoff-" + ProcessHandle.current().pid());
+                // a connection per waiting thread, up to 8 (8 JVMs of 8: within PostgreSQL's 100)
+                HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(Math.min(8, BenchConfig.handoffThreads() + 1),
+                        "handoff-" + ProcessHandle.current().pid());
                 WaitingContender c = kind.equals("turnstile") ? new TurnstileContender(pool) : new SpringContender(pool);
                 return owning(c, pool);
             }
@@ -228,8 +289,12 @@ public final class HandoffBench {
         };
     }
 
-    private static HandoffResult runRound(String which, int round, int processes, int seconds, Path dir)
-            throws IOException, InterruptedException {
+    /**
+     * One round of one contender; {@code served[0]} receives the store's requests during the
+     * measured window (by {@code requests}, read when it starts and when it ends).
+     */
+    private static HandoffResult runRound(String which, int round, int processes, int seconds, Path dir, Requests requests,
+            long[] served) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> children = new ArrayList<>();
         List<Path> logs = new ArrayList<>();
@@ -239,7 +304,8 @@ public final class HandoffBench {
                 Files.deleteIfExists(log);
                 logs.add(log);
                 ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-Dbench.pgUrl=" + BenchConfig.postgresUrl(),
-                        "-Dbench.redisUrl=" + BenchConfig.redisUrl(), "-Dbench.zookeeper=" + BenchConfig.zookeeper(), "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
+                        "-Dbench.redisUrl=" + BenchConfig.redisUrl(), "-Dbench.zookeeper=" + BenchConfig.zookeeper(),
+                        "-Dbench.handoffThreads=" + BenchConfig.handoffThreads(), "-cp", System.getProperty("java.class.path"), HandoffChild.class.getName(), which, LOCK_NAME,
                         log.toString());
                 pb.redirectError(ProcessBuilder.Redirect.INHERIT);
                 children.add(pb.start());
@@ -263,6 +329,11 @@ public final class HandoffBench {
                 in.write(("GO " + start + " " + end + "\n").getBytes(StandardCharsets.UTF_8));
                 in.flush();
             }
+            sleepUntil(start);
+            long before = requests.count();
+            sleepUntil(end);
+            long after = requests.count();
+            served[0] = after - before;
             List<HandoffLog> parsed = new ArrayList<>();
             for (int i = 0; i < processes; i++) {
                 Process child = children.get(i);
@@ -274,7 +345,7 @@ public final class HandoffBench {
                 }
                 parsed.add(HandoffLog.read(logs.get(i)));
             }
-            return HandoffResult.of(parsed, start, end);
+            return HandoffResult.of(parsed, start, end, BenchConfig.handoffThreads());
         } finally {
             for (Process child : children) {
                 if (child.isAlive()) {

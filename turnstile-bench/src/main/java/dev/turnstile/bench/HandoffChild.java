@@ -56,29 +56,58 @@ public final class HandoffChild {
             long start = Long.parseLong(times[1]);
             long end = Long.parseLong(times[2]);
 
-            LongList acquired = new LongList(1 << 14);
-            LongList releasing = new LongList(1 << 14);
-            long cpu0 = -1;
-            long wall0 = 0;
-            while (System.nanoTime() - end < 0) {
-                if (cpu0 < 0 && System.nanoTime() - start >= 0) {
-                    cpu0 = cpuNanos(); // the warm-up is over: from here on it counts
-                    wall0 = System.nanoTime();
-                }
-                WaitingContender.Held held = contender.acquire(lockName, MAX_WAIT);
-                long a = System.nanoTime();
-                Thread.sleep(1);
-                long r = System.nanoTime();
-                held.release();
-                if (a - start >= 0) {
-                    acquired.add(a);
-                    releasing.add(r);
-                }
-                // No pause here: the releasing process competes again at once, which is what exposes starvation.
+            int threads = BenchConfig.handoffThreads();
+            LongList[] acquired = new LongList[threads];
+            LongList[] releasing = new LongList[threads];
+            Thread[] loops = new Thread[threads];
+            Throwable[] failed = new Throwable[1];
+            // CPU and wall time count from the end of the warm-up, by the process as a whole.
+            long wait = start - System.nanoTime();
+            for (int t = 0; t < threads; t++) {
+                LongList a = acquired[t] = new LongList(1 << 12);
+                LongList r = releasing[t] = new LongList(1 << 12);
+                loops[t] = new Thread(() -> {
+                    try {
+                        loop(contender, lockName, start, end, a, r);
+                    } catch (Throwable e) {
+                        synchronized (failed) {
+                            failed[0] = failed[0] == null ? e : failed[0];
+                        }
+                    }
+                }, "handoff-waiter-" + t);
+                loops[t].start();
+            }
+            if (wait > 0) {
+                Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            }
+            long cpu0 = cpuNanos();
+            long wall0 = System.nanoTime();
+            for (Thread loop : loops) {
+                loop.join();
+            }
+            if (failed[0] != null) {
+                throw new IllegalStateException("a waiting thread failed", failed[0]);
             }
             long wall = System.nanoTime() - wall0;
             long cpu = cpuNanos() - cpu0;
-            write(logFile, pid, cpu, wall, acquired.toArray(), releasing.toArray());
+            write(logFile, pid, cpu, wall, acquired, releasing);
+        }
+    }
+
+    /** One waiter's loop: acquire (waiting), hold 1 ms, release, until {@code end}; records holds from {@code start}. */
+    private static void loop(WaitingContender contender, String lockName, long start, long end, LongList acquired,
+            LongList releasing) throws Exception {
+        while (System.nanoTime() - end < 0) {
+            WaitingContender.Held held = contender.acquire(lockName, MAX_WAIT);
+            long a = System.nanoTime();
+            Thread.sleep(1);
+            long r = System.nanoTime();
+            held.release();
+            if (a - start >= 0) {
+                acquired.add(a);
+                releasing.add(r);
+            }
+            // No pause here: the releasing waiter competes again at once, which is what exposes starvation.
         }
     }
 
@@ -86,13 +115,18 @@ public final class HandoffChild {
         return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
-    private static void write(Path file, long pid, long cpu, long wall, long[] acquired, long[] releasing) throws Exception {
+    private static void write(Path file, long pid, long cpu, long wall, LongList[] acquired, LongList[] releasing)
+            throws Exception {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
             w.println("pid " + pid);
             w.println("cpu_nanos " + cpu);
             w.println("wall_nanos " + wall);
-            for (int i = 0; i < acquired.length; i++) {
-                w.println(acquired[i] + " " + releasing[i]);
+            for (int t = 0; t < acquired.length; t++) {
+                long[] a = acquired[t].toArray();
+                long[] r = releasing[t].toArray();
+                for (int i = 0; i < a.length; i++) {
+                    w.println(a[i] + " " + r[i] + " " + t);
+                }
             }
         }
     }

@@ -8,9 +8,10 @@ import java.util.List;
 
 /**
  * What one {@link HandoffChild} wrote: its pid, CPU and wall time over the measured loop, and the
- * start and end of each hold in {@link System#nanoTime()}.
+ * start and end of each hold in {@link System#nanoTime()}, with the index of the child's thread
+ * that held (0 when a line has no third column).
  */
-record HandoffLog(long pid, long cpuNanos, long wallNanos, long[] acquired, long[] releasing) {
+record HandoffLog(long pid, long cpuNanos, long wallNanos, long[] acquired, long[] releasing, int[] thread) {
 
     static HandoffLog read(Path file) throws IOException {
         List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
@@ -20,12 +21,14 @@ record HandoffLog(long pid, long cpuNanos, long wallNanos, long[] acquired, long
         int n = lines.size() - 3;
         long[] acquired = new long[n];
         long[] releasing = new long[n];
+        int[] thread = new int[n];
         for (int i = 0; i < n; i++) {
             String[] parts = lines.get(i + 3).split(" ");
             acquired[i] = Long.parseLong(parts[0]);
             releasing[i] = Long.parseLong(parts[1]);
+            thread[i] = parts.length > 2 ? Integer.parseInt(parts[2]) : 0;
         }
-        return new HandoffLog(pid, cpu, wall, acquired, releasing);
+        return new HandoffLog(pid, cpu, wall, acquired, releasing, thread);
     }
 
     private static long value(String line, String key) {

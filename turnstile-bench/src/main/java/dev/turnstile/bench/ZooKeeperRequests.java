@@ -62,7 +62,7 @@ public final class ZooKeeperRequests {
         }
     }
 
-    private static long received(String connect) throws Exception {
+    static long received(String connect) throws Exception {
         String[] hp = connect.split(",")[0].split(":");
         try (java.net.Socket s = new java.net.Socket(hp[0], Integer.parseInt(hp[1]))) {
             s.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));

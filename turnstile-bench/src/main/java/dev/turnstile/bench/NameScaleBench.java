@@ -1,0 +1,316 @@
+package dev.turnstile.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.turnstile.Lease;
+import dev.turnstile.LockOptions;
+import dev.turnstile.ReleaseOutcome;
+import dev.turnstile.Turnstile;
+import dev.turnstile.jdbc.JdbcLockStore;
+import dev.turnstile.redis.RedisLockStore;
+import dev.turnstile.spi.LockStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How an acquire+release of a name that exists already costs as the store fills with names (dynamic
+ * names: one per customer, per tenant): the store is filled to 1 000, 100 000 and 10 000 000 names
+ * (as each would be after one use: a row or key kept for its fence), and each size is measured in
+ * slices interleaved with slices of the same cycle on a store of 1 000 names (another table, or
+ * another Redis database), so the ratio says what the size costs, beside the machine's noise of
+ * the same moment. Also reports the store's size per name.
+ *
+ * <p>Settings: {@code -Dbench.scaleSizes=1000,100000,10000000}, {@code -Dbench.scaleStores=postgresql,mariadb,sqlite,redis},
+ * and the usual slice settings of {@link BenchConfig}.
+ */
+public final class NameScaleBench {
+    private static final LockOptions OPTIONS = LockOptions.lockAtMostFor(Duration.ofSeconds(30));
+    private static final int SMALL = 1_000;
+    private static final String BIG_TABLE = "bench_scale";
+    private static final String SMALL_TABLE = "bench_scale_small";
+    /** Redis databases of the big and the small key space: no test uses them. */
+    private static final int BIG_DB = 15;
+    private static final int SMALL_DB = 14;
+
+    private NameScaleBench() {}
+
+    /** One store filled with names {@code scale-0} … {@code scale-(n-1)}: fills, measures its size, and cleans up. */
+    private interface Filled extends AutoCloseable {
+        LockStore store();
+
+        /** Makes the names {@code scale-from} … {@code scale-(to-1)} exist, as after one use each. */
+        void fill(long from, long to) throws Exception;
+
+        /** Bytes the store uses for its names now, and how that was read. */
+        String sizePerName(long names) throws Exception;
+
+        @Override
+        void close() throws Exception;
+    }
+
+    /** Acquire+release of a random name among the first {@code names}: the name exists already. */
+    private static final class ExistingNames implements Contender {
+        private final String id;
+        private final Turnstile turnstile;
+        private volatile int names;
+
+        ExistingNames(String id, LockStore store, int names) {
+            this.id = id;
+            this.turnstile = Turnstile.builder(store).build();
+            this.names = names;
+        }
+
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public boolean acquireRelease(String ignored) {
+            String name = "scale-" + ThreadLocalRandom.current().nextInt(names);
+            Optional<Lease> lease = turnstile.tryAcquire(name, OPTIONS);
+            return lease.isPresent() && lease.get().release() == ReleaseOutcome.RELEASED;
+        }
+
+        @Override
+        public void close() {
+            turnstile.close();
+        }
+    }
+
+    /**
+     * Runs the benchmark and appends its table to the report.
+     *
+     * @param args ignored; use {@code -Dbench.*} system properties
+     * @throws Exception if a store cannot be reached or filled
+     */
+    public static void main(String[] args) throws Exception {
+        Logging.quiet();
+        List<Long> sizes = Arrays.stream(System.getProperty("bench.scaleSizes", "1000,100000,10000000").split(","))
+                .map(String::trim).map(Long::parseLong).sorted().toList();
+        List<String> stores = Arrays.stream(System.getProperty("bench.scaleStores", "postgresql,mariadb,sqlite,redis").split(","))
+                .map(String::trim).toList();
+        int slices = BenchConfig.slices();
+        long sliceNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis());
+        long warmupNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis());
+        Random shuffle = new Random(BenchConfig.seed());
+        Report report = new Report("store", "names in the store", "fill time", "cycle (median of slices)", "p99",
+                "÷ same cycle, 1 000 names", "store size per name", "failures");
+        try (SliceRunner runner = new SliceRunner(1)) {
+            for (String kind : stores) {
+                try (Filled small = open(kind, false); Filled big = open(kind, true)) {
+                    small.fill(0, SMALL);
+                    long filled = 0;
+                    for (long size : sizes) {
+                        long t0 = System.nanoTime();
+                        big.fill(filled, size);
+                        long fillMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                        filled = size;
+                        ExistingNames reference = new ExistingNames("SMALL", small.store(), SMALL);
+                        ExistingNames measured = new ExistingNames("BIG", big.store(), (int) Math.min(Integer.MAX_VALUE, size));
+                        try {
+                            SliceRunner.Paired<Contender, SliceResult> results = SliceRunner.interleavePaired(
+                                    List.of(reference, measured), reference, slices, warmupNanos, sliceNanos, shuffle,
+                                    (c, nanos) -> runner.run(c, 1, nanos));
+                            List<SliceResult> mine = results.results().get(measured);
+                            double[] ratio = AcquireReleaseBench.latencyRatios(mine, results.floorOf().get(measured));
+                            double[] mean = mine.stream().mapToDouble(SliceResult::meanNanos).toArray();
+                            double[] p99 = mine.stream().mapToDouble(SliceResult::p99Nanos).toArray();
+                            long failures = mine.stream().mapToLong(SliceResult::failures).sum();
+                            report.row(kind, String.format("%,d", size), fillMillis + " ms", Report.micros(Stats.median(mean)),
+                                    Report.micros(Stats.median(p99)), Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)),
+                                    big.sizePerName(size), failures == 0 ? "0" : "**FAILED " + failures + "**");
+                            System.err.printf("%s, %,d names: %s%n", kind, size, Report.ratio(Stats.median(ratio), Stats.min(ratio),
+                                    Stats.max(ratio)));
+                        } finally {
+                            reference.close();
+                            measured.close();
+                        }
+                    }
+                }
+            }
+        }
+        report.emit("Acquire + release as the store fills with names", String.format(
+                "1 thread; each cycle takes and releases a random name among those in the store (the name exists: its row or "
+                        + "key was kept for its fence). %d slices of %d ms per size, each beside a slice of the same cycle on a "
+                        + "store of 1 000 names (PostgreSQL, MariaDB: table %s; SQLite: its own file; Redis: database %d), "
+                        + "warm-up %d ms; the ratio is per slice: median [min–max]. Names are filled in bulk (SQL INSERT … SELECT, "
+                        + "a Lua loop on Redis), as one use each would leave them. Sizes: PostgreSQL pg_total_relation_size, "
+                        + "MariaDB information_schema data+index length after ANALYZE, SQLite page_count × page_size, Redis "
+                        + "used_memory growth while filling.",
+                slices, BenchConfig.sliceMillis(), SMALL_TABLE, SMALL_DB, BenchConfig.warmupMillis()));
+    }
+
+    private static Filled open(String kind, boolean big) {
+        return switch (kind) {
+            case "postgresql" -> new SqlFilled(BenchDatabase.POSTGRESQL, big ? BIG_TABLE : SMALL_TABLE, big);
+            case "mariadb" -> new SqlFilled(BenchDatabase.MARIADB, big ? BIG_TABLE : SMALL_TABLE, big);
+            case "sqlite" -> new SqlFilled(BenchDatabase.SQLITE, big ? BIG_TABLE : SMALL_TABLE, big);
+            case "redis" -> new RedisFilled(big ? BIG_DB : SMALL_DB);
+            default -> throw new IllegalArgumentException("bench.scaleStores: unknown store '" + kind
+                    + "': give postgresql, mariadb, sqlite or redis");
+        };
+    }
+
+    /** A lock table of its own, filled by INSERT … SELECT in chunks of a million rows. */
+    private static final class SqlFilled implements Filled {
+        private static final long CHUNK = 1_000_000;
+        private final BenchDatabase db;
+        private final String table;
+        private final HikariDataSource pool;
+        private final LockStore store;
+
+        SqlFilled(BenchDatabase db, String table, boolean big) {
+            this.db = db;
+            this.table = table;
+            // SQLite: the big table in a file of its own, so its size is its own
+            this.pool = db == BenchDatabase.SQLITE && big ? sqlitePool() : db.openPool(2, "scale-" + table);
+            try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute(db.dialect().createTable(table));
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot create " + table + " on " + db.id() + ": " + e.getMessage(), e);
+            }
+            this.store = JdbcLockStore.builder(pool).tableName(table).build();
+        }
+
+        private static HikariDataSource sqlitePool() {
+            com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+            java.nio.file.Path file = BenchConfig.workDir().resolve("bench-scale.sqlite");
+            try {
+                java.nio.file.Files.deleteIfExists(file);
+                java.nio.file.Files.deleteIfExists(java.nio.file.Path.of(file + "-wal"));
+                java.nio.file.Files.deleteIfExists(java.nio.file.Path.of(file + "-shm"));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            config.setJdbcUrl("jdbc:sqlite:" + file + "?journal_mode=WAL&busy_timeout=10000");
+            config.setMaximumPoolSize(2);
+            config.setMinimumIdle(2);
+            return new HikariDataSource(config);
+        }
+
+        @Override
+        public LockStore store() {
+            return store;
+        }
+
+        @Override
+        public void fill(long from, long to) throws SQLException {
+            for (long a = from; a < to; a += CHUNK) {
+                long b = Math.min(to, a + CHUNK) - 1;
+                String rows = switch (db) {
+                    case POSTGRESQL -> "SELECT 'scale-' || g, 'bench', 'released', 1, 0, 0 FROM generate_series(" + a + ", " + b + ") g";
+                    case MARIADB -> "SELECT CONCAT('scale-', seq), 'bench', 'released', 1, 0, 0 FROM seq_" + a + "_to_" + b;
+                    case SQLITE -> "WITH RECURSIVE g(x) AS (SELECT " + a + " UNION ALL SELECT x + 1 FROM g WHERE x < " + b + ") "
+                            + "SELECT 'scale-' || x, 'bench', 'released', 1, 0, 0 FROM g";
+                };
+                try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+                    st.executeUpdate("INSERT INTO " + table + " (name, owner, token, fence, acquired_at, expires_at) " + rows);
+                }
+            }
+        }
+
+        @Override
+        public String sizePerName(long names) throws SQLException {
+            String sql = switch (db) {
+                case POSTGRESQL -> "SELECT pg_total_relation_size('" + table + "')";
+                case MARIADB -> "SELECT data_length + index_length FROM information_schema.tables "
+                        + "WHERE table_schema = DATABASE() AND table_name = '" + table + "'";
+                case SQLITE -> "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()";
+            };
+            try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+                if (db == BenchDatabase.MARIADB) {
+                    st.execute("ANALYZE TABLE " + table);
+                }
+                try (ResultSet rs = st.executeQuery(sql)) {
+                    rs.next();
+                    return String.format("%.0f B", (double) rs.getLong(1) / names);
+                }
+            }
+        }
+
+        @Override
+        public void close() throws SQLException {
+            store.close();
+            try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+            } finally {
+                pool.close();
+            }
+        }
+    }
+
+    /**
+     * A Redis database of its own (flushed before and after), filled with the fence keys a released
+     * name leaves ({@code turnstile:{name}:fence}) by a Lua loop of 50 000 keys a call.
+     */
+    private static final class RedisFilled implements Filled {
+        private static final String FILL = """
+                local v = ARGV[3]
+                for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+                  redis.call('SET', 'turnstile:{scale-' .. i .. '}:fence', v)
+                end
+                return 1""";
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> admin;
+        private final LockStore store;
+        private long grown;
+
+        RedisFilled(int db) {
+            this.client = RedisClient.create(BenchConfig.redisUrl() + "/" + db);
+            this.admin = client.connect();
+            admin.sync().flushdb();
+            this.store = RedisLockStore.builder(client).build();
+        }
+
+        @Override
+        public LockStore store() {
+            return store;
+        }
+
+        private long usedMemory() {
+            for (String line : admin.sync().info("memory").split("\r?\n")) {
+                if (line.startsWith("used_memory:")) {
+                    return Long.parseLong(line.substring("used_memory:".length()).trim());
+                }
+            }
+            throw new IllegalStateException("INFO memory has no used_memory");
+        }
+
+        @Override
+        public void fill(long from, long to) {
+            long before = usedMemory();
+            String fence = Long.toString(System.currentTimeMillis() * 1000);
+            for (long a = from; a < to; a += 50_000) {
+                long b = Math.min(to, a + 50_000) - 1;
+                admin.sync().eval(FILL, ScriptOutputType.INTEGER, new String[0], Long.toString(a), Long.toString(b), fence);
+            }
+            grown += usedMemory() - before;
+        }
+
+        @Override
+        public String sizePerName(long names) {
+            return String.format("%.0f B", (double) grown / names);
+        }
+
+        @Override
+        public void close() {
+            store.close();
+            admin.sync().flushdb();
+            admin.close();
+            client.shutdown();
+        }
+    }
+}
