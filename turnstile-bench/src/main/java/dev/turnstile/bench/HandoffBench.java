@@ -101,7 +101,7 @@ public final class HandoffBench {
                         + BenchConfig.handoffWarmupSeconds() + " s of the same loop unrecorded (JIT warm-up). Gap = release "
                         + "call to the next holder's acquire return, only when the lock passes to another process. "
                         + "Fair share would be %.1f%% each. Store requests: the server's own count over the measured "
-                        + "window (Redis: calls in INFO commandstats; ZooKeeper: srvr's Received; PostgreSQL: transactions "
+                        + "window (Redis: calls in INFO commandstats, a script's own commands included; ZooKeeper: srvr's Received; PostgreSQL: transactions "
                         + "in pg_stat_database, which a busy backend reports up to 1 s late) per acquisition. CPU includes "
                         + "each JVM's own JIT and GC",
                 processes, seconds, 100.0 / processes)
@@ -110,7 +110,7 @@ public final class HandoffBench {
                         + "%d s per round, after " + BenchConfig.handoffWarmupSeconds() + " s of the same loop unrecorded "
                         + "(JIT warm-up). Gap = release call to the next holder's acquire return, when the lock passes to "
                         + "another waiter (thread or process). Fair share would be %.2f%% each. Store requests: the server's "
-                        + "own count over the measured window (Redis: calls in INFO commandstats; ZooKeeper: srvr's Received; "
+                        + "own count over the measured window (Redis: calls in INFO commandstats, a script's own commands included; ZooKeeper: srvr's Received; "
                         + "PostgreSQL: transactions in pg_stat_database, which a busy backend reports up to 1 s late) per "
                         + "acquisition. CPU per waiter: each JVM's CPU (its JIT and GC included) divided by its threads",
                 processes, threads, processes * threads, seconds, 100.0 / (processes * threads));

@@ -170,12 +170,14 @@ public final class NameScaleBench {
         private final String table;
         private final HikariDataSource pool;
         private final LockStore store;
+        /** SQLite's big table lives in a file of its own (so its size is its own), deleted at the end. */
+        private final boolean ownFile;
 
         SqlFilled(BenchDatabase db, String table, boolean big) {
             this.db = db;
             this.table = table;
-            // SQLite: the big table in a file of its own, so its size is its own
-            this.pool = db == BenchDatabase.SQLITE && big ? sqlitePool() : db.openPool(2, "scale-" + table);
+            this.ownFile = db == BenchDatabase.SQLITE && big;
+            this.pool = ownFile ? sqlitePool() : db.openPool(2, "scale-" + table);
             try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
                 st.execute("DROP TABLE IF EXISTS " + table);
                 st.execute(db.dialect().createTable(table));
@@ -185,9 +187,12 @@ public final class NameScaleBench {
             this.store = JdbcLockStore.builder(pool).tableName(table).build();
         }
 
-        private static HikariDataSource sqlitePool() {
-            com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
-            java.nio.file.Path file = BenchConfig.workDir().resolve("bench-scale.sqlite");
+        private static java.nio.file.Path sqliteFile() {
+            return BenchConfig.workDir().resolve("bench-scale.sqlite");
+        }
+
+        private static void deleteSqliteFiles() {
+            java.nio.file.Path file = sqliteFile();
             try {
                 java.nio.file.Files.deleteIfExists(file);
                 java.nio.file.Files.deleteIfExists(java.nio.file.Path.of(file + "-wal"));
@@ -195,6 +200,12 @@ public final class NameScaleBench {
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
+        }
+
+        private static HikariDataSource sqlitePool() {
+            com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+            java.nio.file.Path file = sqliteFile();
+            deleteSqliteFiles();
             config.setJdbcUrl("jdbc:sqlite:" + file + "?journal_mode=WAL&busy_timeout=10000");
             config.setMaximumPoolSize(2);
             config.setMinimumIdle(2);
@@ -248,6 +259,9 @@ public final class NameScaleBench {
                 st.execute("DROP TABLE IF EXISTS " + table);
             } finally {
                 pool.close();
+                if (ownFile) {
+                    deleteSqliteFiles();
+                }
             }
         }
     }
