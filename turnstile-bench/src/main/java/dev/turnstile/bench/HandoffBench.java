@@ -162,7 +162,11 @@ public final class HandoffBench {
 
     private static Report newReport() {
         boolean threads = BenchConfig.handoffThreads() > 1;
-        return new Report("contender (round)", "acquisitions/s", threads ? "hand-offs/s to another waiter" : "hand-offs/s to another process",
+        return threads
+                ? new Report("contender (round)", "acquisitions/s", "hand-offs/s to another waiter", "of which to another JVM",
+                        "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s",
+                        "store requests per acquisition", "overlaps")
+                : new Report("contender (round)", "acquisitions/s", "hand-offs/s to another process",
                 "gap p50", "gap p99", "gap max", "fairness (min–max share)", "CPU s per waiter per s",
                 "store requests per acquisition", "overlaps");
     }
@@ -180,14 +184,18 @@ public final class HandoffBench {
                 HandoffResult r = runRound(kind, round, processes, seconds, dir, requests, served);
                 System.err.printf("hand-off %s round %d: %d acquisitions%n", kind, round, r.acquisitions());
                 all.computeIfAbsent(label(kind), k -> new ArrayList<>()).add(r);
-                report.row(label(kind) + " (" + round + ")",
+                List<String> cells = new ArrayList<>(List.of(label(kind) + " (" + round + ")",
                         Report.number(r.acquisitions() / r.seconds(), 1),
-                        Report.number(r.handoffs() / r.seconds(), 1),
-                        Report.millis(r.gapP50Nanos()), Report.millis(r.gapP99Nanos()), Report.millis(r.gapMaxNanos()),
+                        Report.number(r.handoffs() / r.seconds(), 1)));
+                if (BenchConfig.handoffThreads() > 1) {
+                    cells.add(Report.number(r.crossProcessHandoffs() / r.seconds(), 1));
+                }
+                cells.addAll(List.of(Report.millis(r.gapP50Nanos()), Report.millis(r.gapP99Nanos()), Report.millis(r.gapMaxNanos()),
                         String.format(Locale.ROOT, "%.1f%%–%.1f%%", 100 * r.minShare(), 100 * r.maxShare()),
                         Report.number(r.cpuPerSecond(), 3),
                         Report.number((double) served[0] / Math.max(1, r.acquisitions()), 1),
-                        r.overlaps() == 0 ? "0" : "**" + r.overlaps() + "**");
+                        r.overlaps() == 0 ? "0" : "**" + r.overlaps() + "**"));
+                report.row(cells.toArray(Object[]::new));
             }
         }
         return all;
@@ -232,7 +240,8 @@ public final class HandoffBench {
     static WaitingContender open(String kind) {
         switch (kind) {
             case "turnstile", "spring" -> {
-                // a connection per waiting thread, up to 8 (8 JVMs of 8: within PostgreSQL's 100)
+                // a connection per waiting thread, up to 8 per JVM (8 JVMs of 8 connections stay within
+                // PostgreSQL's 100; Turnstile's threads of one JVM take turns anyway, one of them asking the store)
                 HikariDataSource pool = BenchDatabase.POSTGRESQL.openPool(Math.min(8, BenchConfig.handoffThreads() + 1),
                         "handoff-" + ProcessHandle.current().pid());
                 WaitingContender c = kind.equals("turnstile") ? new TurnstileContender(pool) : new SpringContender(pool);

@@ -11,6 +11,8 @@ import java.util.List;
  * @param acquisitions holds that started inside the measured window
  * @param handoffs consecutive holds by two different waiters (processes, or threads of one process
  *     when the children run several)
+ * @param crossProcessHandoffs of those, the ones where the next holder ran in another process (with
+ *     one thread per child, all of them)
  * @param overlaps holds that started before the previous one ended (must be 0: mutual exclusion)
  * @param gapP50Nanos median of release-to-next-acquire gaps, over hand-offs to another waiter
  * @param gapP99Nanos 99th percentile of those gaps
@@ -21,7 +23,7 @@ import java.util.List;
  *     CPU divided among its threads)
  * @param seconds length of the measured window
  */
-record HandoffResult(long acquisitions, long handoffs, long overlaps, long gapP50Nanos, long gapP99Nanos,
+record HandoffResult(long acquisitions, long handoffs, long crossProcessHandoffs, long overlaps, long gapP50Nanos, long gapP99Nanos,
         long gapMaxNanos, double minShare, double maxShare, double cpuPerSecond, double seconds) {
 
     private record Hold(int waiter, long acquired, long releasing) {}
@@ -48,6 +50,7 @@ record HandoffResult(long acquisitions, long handoffs, long overlaps, long gapP5
         long[] perWaiter = new long[logs.size() * threads];
         long[] gaps = new long[holds.size()];
         int handoffs = 0;
+        long crossProcess = 0;
         long overlaps = 0;
         for (int i = 0; i < holds.size(); i++) {
             Hold h = holds.get(i);
@@ -60,6 +63,9 @@ record HandoffResult(long acquisitions, long handoffs, long overlaps, long gapP5
                 if (h.waiter() != prev.waiter()) {
                     gaps[handoffs++] = h.acquired() - prev.releasing();
                 }
+                if (h.waiter() / threads != prev.waiter() / threads) {
+                    crossProcess++;
+                }
             }
         }
         long[] sortedGaps = Arrays.copyOf(gaps, handoffs);
@@ -68,7 +74,7 @@ record HandoffResult(long acquisitions, long handoffs, long overlaps, long gapP5
         double minShare = Arrays.stream(perWaiter).min().orElse(0) / total;
         double maxShare = Arrays.stream(perWaiter).max().orElse(0) / total;
         double cpu = logs.stream().mapToDouble(l -> (double) l.cpuNanos() / l.wallNanos()).average().orElse(Double.NaN) / threads;
-        return new HandoffResult(holds.size(), handoffs, overlaps, Stats.percentile(sortedGaps, 50),
+        return new HandoffResult(holds.size(), handoffs, crossProcess, overlaps, Stats.percentile(sortedGaps, 50),
                 Stats.percentile(sortedGaps, 99), handoffs == 0 ? 0 : sortedGaps[handoffs - 1], minShare, maxShare, cpu,
                 (endNanos - startNanos) / 1e9);
     }

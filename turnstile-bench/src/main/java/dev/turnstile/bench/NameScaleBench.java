@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * How an acquire+release of a name that exists already costs as the store fills with names (dynamic
  * names: one per customer, per tenant): the store is filled to 1 000, 100 000 and 10 000 000 names
- * (as each would be after one use: a row or key kept for its fence), and each size is measured in
+ * (as each would be after one use: a row with its last holder's owner and token, or a key kept for
+ * its fence), and each size is measured in
  * slices interleaved with slices of the same cycle on a store of 1 000 names (another table, or
  * another Redis database), so the ratio says what the size costs, beside the machine's noise of
  * the same moment. Also reports the store's size per name.
@@ -166,6 +167,8 @@ public final class NameScaleBench {
     /** A lock table of its own, filled by INSERT … SELECT in chunks of a million rows. */
     private static final class SqlFilled implements Filled {
         private static final long CHUNK = 1_000_000;
+        private static final String OWNER = "app-7f9c4d2b1-x8kqz:4127:3fa9c1";
+        private static final String TOKEN = "Qm9vZ2llV29vZ2llQm9vZw";
         private final BenchDatabase db;
         private final String table;
         private final HikariDataSource pool;
@@ -182,6 +185,7 @@ public final class NameScaleBench {
                 st.execute("DROP TABLE IF EXISTS " + table);
                 st.execute(db.dialect().createTable(table));
             } catch (SQLException e) {
+                pool.close();
                 throw new IllegalStateException("cannot create " + table + " on " + db.id() + ": " + e.getMessage(), e);
             }
             this.store = JdbcLockStore.builder(pool).tableName(table).build();
@@ -221,11 +225,13 @@ public final class NameScaleBench {
         public void fill(long from, long to) throws SQLException {
             for (long a = from; a < to; a += CHUNK) {
                 long b = Math.min(to, a + CHUNK) - 1;
+                // What a release leaves: the last holder's owner (host:pid:random id) and its 22-character token.
+                String values = "'" + OWNER + "', '" + TOKEN + "', 1, 0, 0";
                 String rows = switch (db) {
-                    case POSTGRESQL -> "SELECT 'scale-' || g, 'bench', 'released', 1, 0, 0 FROM generate_series(" + a + ", " + b + ") g";
-                    case MARIADB -> "SELECT CONCAT('scale-', seq), 'bench', 'released', 1, 0, 0 FROM seq_" + a + "_to_" + b;
+                    case POSTGRESQL -> "SELECT 'scale-' || g, " + values + " FROM generate_series(" + a + ", " + b + ") g";
+                    case MARIADB -> "SELECT CONCAT('scale-', seq), " + values + " FROM seq_" + a + "_to_" + b;
                     case SQLITE -> "WITH RECURSIVE g(x) AS (SELECT " + a + " UNION ALL SELECT x + 1 FROM g WHERE x < " + b + ") "
-                            + "SELECT 'scale-' || x, 'bench', 'released', 1, 0, 0 FROM g";
+                            + "SELECT 'scale-' || x, " + values + " FROM g";
                 };
                 try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
                     st.executeUpdate("INSERT INTO " + table + " (name, owner, token, fence, acquired_at, expires_at) " + rows);
@@ -283,7 +289,9 @@ public final class NameScaleBench {
         private long grown;
 
         RedisFilled(int db) {
-            this.client = RedisClient.create(BenchConfig.redisUrl() + "/" + db);
+            io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.create(BenchConfig.redisUrl());
+            uri.setDatabase(db);
+            this.client = RedisClient.create(uri);
             this.admin = client.connect();
             admin.sync().flushdb();
             this.store = RedisLockStore.builder(client).build();
