@@ -4,7 +4,8 @@
 # database "test"). Starts a stopped server; installs a missing one with apt-get (as root).
 # Redis on 127.0.0.1:6379 (no persistence) and the redis-server binary for the extra nodes the Redis
 # tests start themselves; libfaketime for the chaos suite; the zookeeper package (a server the chaos
-# suite and benchmarks start themselves). Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
+# suite and benchmarks start themselves); Debian's chromium and chromium-driver for the console's
+# browser tests (Selenium drives /usr/bin/chromedriver; nothing downloads a browser). Idempotent and quiet when everything is already up. Exits non-zero if a server cannot be had:
 # the tests never skip a missing server.
 set -euo pipefail
 
@@ -35,6 +36,9 @@ ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || apt_install faketime
 # start their own servers from /usr/share/zookeeper with their own config, ports and dataDir under
 # /tmp (the unit tests use Curator's in-JVM testing server). Nothing is started here.
 [ -x /usr/share/zookeeper/bin/zkServer.sh ] || apt_install zookeeper
+
+# Chromium and its WebDriver, for the console's browser tests (turnstile-cli's ConsoleBrowserTest)
+[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install --no-install-recommends chromium chromium-driver
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }

@@ -1,11 +1,12 @@
 package dev.turnstile.cli;
 
+import dev.turnstile.LockInfo;
 import dev.turnstile.Turnstile;
+import dev.turnstile.console.ReleaseRecord;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.StoreUrls;
 import java.io.PrintWriter;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -23,7 +24,8 @@ import picocli.CommandLine.Model.CommandSpec;
                 + "and PostgreSQL (elsewhere at its next renewal), and a 'turnstile run' holder stops its command "
                 + "and exits 70. The fence keeps growing.",
                 "Every forced release is reported on stderr as one line: 'turnstile: release --force: lock 'NAME' "
-                        + "... by user U on host H (pid P, parent pid Q) at TIME on STORE', and sent to syslog "
+                        + "freed (held by OWNER, fence F) by user U from host H (pid P, parent pid Q) at TIME on STORE', "
+                        + "the record 'turnstile console' writes too, and sent to syslog "
                         + "(tag turnstile, facility user, priority notice) where the logger command exists.",
                 "Never creates a store: a SQLite path that does not exist is an error.",
                 "Exit 0 if a held lock was freed, 1 if it was not held."})
@@ -48,12 +50,17 @@ final class ReleaseCommand implements Callable<Integer> {
                     "release frees a lock that this command does not hold: add --force to confirm");
         }
         boolean freed;
+        LockInfo before;
         try (LockStore s = store.open(top, StoreOption.Use.READ, java.time.Duration.ZERO)) {
-            freed = s != null && Turnstile.builder(s).build().forceRelease(name);
+            Turnstile turnstile = s == null ? null : Turnstile.builder(s).build();
+            // who held it and with which fence, for the record: read just before, as the console does
+            before = turnstile == null ? null
+                    : turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).findFirst().orElse(null);
+            freed = turnstile != null && turnstile.forceRelease(name);
         }
-        String audit = "release --force: lock '" + LocksCommand.printable(name) + "' " + (freed ? "freed" : "was not held")
-                + " by " + whoAsked() + " at " + Instant.now().truncatedTo(ChronoUnit.MILLIS)
-                + " on " + StoreUrls.redact(store.resolve(top));
+        String audit = new ReleaseRecord(name, freed, freed && before != null ? before.owner() : null,
+                freed && before != null ? before.fence() : -1, userAsking(), whereAsked(), "release --force",
+                Instant.now(), StoreUrls.redact(store.resolve(top))).line();
         PrintWriter err = spec.commandLine().getErr();
         err.println("turnstile: " + audit);
         err.flush();
@@ -65,10 +72,15 @@ final class ReleaseCommand implements Callable<Integer> {
         return freed ? ExitCodes.OK : ExitCodes.NOT_HELD;
     }
 
-    /** Who asked: the user (login name where sudo or su recorded it), host, pid and parent pid. */
-    private String whoAsked() {
+    /** Who asked: the user, and the login name where sudo recorded another. */
+    private String userAsking() {
         String user = System.getProperty("user.name");
         String sudo = top.env().get("SUDO_USER");
+        return user + (sudo != null && !sudo.equals(user) ? " (sudo from " + sudo + ")" : "");
+    }
+
+    /** Where from: host, pid and parent pid. */
+    private String whereAsked() {
         String host;
         try {
             host = java.net.InetAddress.getLocalHost().getHostName();
@@ -76,15 +88,14 @@ final class ReleaseCommand implements Callable<Integer> {
             host = top.env().getOrDefault("HOSTNAME", "unknown");
         }
         ProcessHandle self = ProcessHandle.current();
-        return "user " + user + (sudo != null && !sudo.equals(user) ? " (sudo from " + sudo + ")" : "") + " on host " + host
-                + " (pid " + self.pid() + ", parent pid " + self.parent().map(p -> Long.toString(p.pid())).orElse("?") + ")";
+        return "host " + host + " (pid " + self.pid() + ", parent pid " + self.parent().map(p -> Long.toString(p.pid())).orElse("?") + ")";
     }
 
     /**
      * A forced release breaks someone's exclusion, so it is also left where administrators look
      * later: syslog through logger(1), best effort (no logger, no syslog: stderr still has it).
      */
-    private static void syslog(String line) {
+    static void syslog(String line) {
         try {
             Process p = new ProcessBuilder("logger", "-t", "turnstile", "-p", "user.notice", "--", line)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();

@@ -14,7 +14,7 @@ import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code turnstile}: the command-line tool. Subcommands: run, locks, release, schema. */
+/** {@code turnstile}: the command-line tool. Subcommands: run, locks, release, schema, console. */
 @Command(name = "turnstile", mixinStandardHelpOptions = true, versionProvider = TurnstileCommand.Version.class,
         description = "Distributed locks for cron and scripts: run a command in exactly one place at a time.",
         footerHeading = "%nStore URLs (--store, or $TURNSTILE_STORE):%n",
@@ -214,6 +214,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         subs.put("locks", LocksCommand::new);
         subs.put("release", ReleaseCommand::new);
         subs.put("schema", SchemaCommand::new);
+        subs.put("console", ConsoleCommand::new);
         return Collections.unmodifiableMap(subs);
     }
 
@@ -250,7 +251,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("turnstile: give a subcommand: run, locks, release or schema");
+        err.println("turnstile: give a subcommand: run, locks, release, schema or console");
         spec.commandLine().usage(err);
         return ExitCodes.USAGE;
     }

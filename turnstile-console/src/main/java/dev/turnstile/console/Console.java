@@ -1,0 +1,444 @@
+package dev.turnstile.console;
+
+import dev.turnstile.LockInfo;
+import dev.turnstile.StoreUnavailableException;
+import dev.turnstile.Turnstile;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The console's pages, rendered from a {@link ConsoleRequest}: the locks a store holds (filtered,
+ * refreshing itself), a force-release behind a confirmation when actions are enabled, and the
+ * history of forced releases made through this console. It knows no web framework: a server
+ * ({@link ConsoleServer}, or the Spring Boot starter) authenticates the user, checks its CSRF token
+ * where it has its own, and passes each request to {@link #handle}.
+ *
+ * <p>What it promises: every name, holder and message is HTML-escaped; no store URL, host or
+ * password is shown (the store by its kind only); a {@code POST} is refused unless actions are
+ * enabled, it carries the request's CSRF token, and its {@code Origin}, when sent, is the console's
+ * own; a release cuts only the holding the confirmation showed (same fence). Thread-safe.
+ */
+public final class Console {
+    /** Added by the server to every response: no framing, no sniffing, no caching, scripts and styles from the console only. */
+    public static final Map<String, String> SECURITY_HEADERS = Map.of(
+            "Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                    + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            "X-Content-Type-Options", "nosniff",
+            "X-Frame-Options", "DENY",
+            // same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the console's own forms
+            "Referrer-Policy", "same-origin",
+            "Cache-Control", "no-store");
+
+    private static final Logger audit = LoggerFactory.getLogger("dev.turnstile.console.audit");
+    private static final Logger log = LoggerFactory.getLogger(Console.class);
+
+    private final Turnstile turnstile;
+    private final boolean actionsEnabled;
+    private final String actionsDisabledHint;
+    private final String storeLabel;
+    private final int maxRows;
+    private final int historySize;
+    private final Clock clock;
+    private final Consumer<ReleaseRecord> auditListener;
+    private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
+
+    private Console(Builder b) {
+        this.turnstile = b.turnstile;
+        this.actionsEnabled = b.actionsEnabled;
+        this.actionsDisabledHint = b.actionsDisabledHint;
+        this.storeLabel = b.storeLabel != null ? b.storeLabel : StoreLabel.of(b.turnstile.store().description());
+        this.maxRows = b.maxRows;
+        this.historySize = b.historySize;
+        this.clock = b.clock;
+        this.auditListener = b.auditListener;
+    }
+
+    /**
+     * Starts a builder.
+     *
+     * @param turnstile the client whose store the console shows and releases on
+     * @return a builder; actions are disabled unless {@link Builder#actionsEnabled} says otherwise
+     * @throws IllegalArgumentException if {@code turnstile} is null
+     */
+    public static Builder builder(Turnstile turnstile) {
+        if (turnstile == null) {
+            throw new IllegalArgumentException("turnstile is null: give the client whose store the console shows");
+        }
+        return new Builder(turnstile);
+    }
+
+    /**
+     * Whether this console offers force-release.
+     *
+     * @return {@code true} if actions are enabled
+     */
+    public boolean actionsEnabled() {
+        return actionsEnabled;
+    }
+
+    /**
+     * The store as the pages name it: its kind, never its URL.
+     *
+     * @return e.g. {@code PostgreSQL}, {@code Redis}
+     */
+    public String storeLabel() {
+        return storeLabel;
+    }
+
+    /**
+     * The forced releases made through this console since it started, newest first (at most the
+     * history size given to the builder).
+     *
+     * @return a copy
+     */
+    public List<ReleaseRecord> history() {
+        synchronized (history) {
+            return List.copyOf(history);
+        }
+    }
+
+    /**
+     * Answers one request. Never throws for anything a request can hold: bad input gets a page that
+     * says what to fix, a store that cannot be reached a 503 page (the cause goes to the log, not to
+     * the page, as it may name hosts).
+     *
+     * @param r the request
+     * @return the response
+     */
+    public ConsoleResponse handle(ConsoleRequest r) {
+        try {
+            return route(r);
+        } catch (StoreUnavailableException | IllegalStateException e) {
+            log.warn("console: the store did not answer: {}", e.toString());
+            return page(r, 503, "Store unavailable", "", Layout.message("Store unavailable",
+                    "The store did not answer (the console's log says why). The page tries again by itself.")
+                    + "<div id=\"live\" data-refresh=\"5\"></div>");
+        }
+    }
+
+    private ConsoleResponse route(ConsoleRequest r) {
+        String method = r.method().toUpperCase(Locale.ROOT);
+        String path = r.path();
+        if (path.startsWith("/static/")) {
+            return method.equals("GET") || method.equals("HEAD") ? StaticFiles.get(path.substring("/static/".length()))
+                    : notAllowed(r, "GET");
+        }
+        switch (path) {
+            case "", "/" -> {
+                return method.equals("GET") || method.equals("HEAD") ? locks(r) : notAllowed(r, "GET");
+            }
+            case "/history" -> {
+                return method.equals("GET") || method.equals("HEAD") ? historyPage(r) : notAllowed(r, "GET");
+            }
+            case "/release" -> {
+                if (method.equals("GET") || method.equals("HEAD")) {
+                    return confirm(r);
+                }
+                return method.equals("POST") ? release(r) : notAllowed(r, "GET, POST");
+            }
+            default -> {
+                return page(r, 404, "Not found", "", Layout.message("Not found", "There is no page '" + path + "' here.")
+                        + ReleasePages.back(r));
+            }
+        }
+    }
+
+    private ConsoleResponse locks(ConsoleRequest r) {
+        Instant now = clock.instant();
+        List<LockInfo> held = turnstile.heldLocks();
+        return page(r, 200, "Locks", "/", LocksPage.body(r, held, now, maxRows, actionsEnabled));
+    }
+
+    private ConsoleResponse confirm(ConsoleRequest r) {
+        if (!actionsEnabled) {
+            return disabled(r);
+        }
+        Optional<String> name = lockName(r);
+        if (name.isEmpty()) {
+            return badName(r);
+        }
+        Instant now = clock.instant();
+        return page(r, 200, "Release", "/", ReleasePages.confirmation(r, name.get(), held(name.get()), now));
+    }
+
+    private ConsoleResponse release(ConsoleRequest r) {
+        if (!actionsEnabled) {
+            return disabled(r);
+        }
+        String refused = refusedAction(r);
+        if (refused != null) {
+            return page(r, 403, "Refused", "", Layout.message("Refused", refused) + ReleasePages.back(r));
+        }
+        Optional<String> name = lockName(r);
+        if (name.isEmpty()) {
+            return badName(r);
+        }
+        Optional<Long> fence = ReleasePages.expectedFence(r);
+        if (fence.isEmpty()) {
+            return page(r, 400, "Bad request", "", Layout.message("Bad request", "The form carried no fence: release from "
+                    + "the confirmation page, which says whose holding is cut.") + ReleasePages.back(r));
+        }
+        LockInfo held = held(name.get());
+        if (held == null || held.fence() != fence.get()) {
+            String now = held == null ? "it is not held any more" : "it is held by " + held.owner() + " with fence " + held.fence();
+            return page(r, 409, "Changed", "", Layout.message("The lock changed", "Lock '" + name.get() + "' is not held with "
+                    + "fence " + fence.get() + " any more: " + now + ". Nothing was released; look again before you release it.")
+                    + ReleasePages.back(r));
+        }
+        boolean freed = turnstile.forceRelease(name.get());
+        ReleaseRecord rec = new ReleaseRecord(name.get(), freed, freed ? held.owner() : null, freed ? held.fence() : -1,
+                r.user() != null ? r.user() : "anonymous", r.remoteAddress(), "console", clock.instant(), storeLabel);
+        record(rec);
+        return ConsoleResponse.redirect(r.basePath() + "/history");
+    }
+
+    private void record(ReleaseRecord rec) {
+        audit.warn(rec.line());
+        synchronized (history) {
+            history.addFirst(rec);
+            while (history.size() > historySize) {
+                history.removeLast();
+            }
+        }
+        try {
+            auditListener.accept(rec);
+        } catch (RuntimeException e) {
+            log.warn("console: the audit listener failed for '{}'", Printable.of(rec.name()), e);
+        }
+    }
+
+    /**
+     * Why an action request is refused, or null if it may go on: the CSRF token must match, and
+     * a browser's {@code Origin} must be this console's own host.
+     */
+    private static @Nullable String refusedAction(ConsoleRequest r) {
+        ConsoleRequest.CsrfField csrf = r.csrf();
+        if (csrf == null) {
+            return "This server gives the console no CSRF token, so it refuses every action.";
+        }
+        String sent = r.parameters().get(csrf.name());
+        if (sent == null || !MessageDigest.isEqual(sent.getBytes(StandardCharsets.UTF_8), csrf.value().getBytes(StandardCharsets.UTF_8))) {
+            return "The form's CSRF token is missing or not this session's (a page from before a sign-in, or another site's form): "
+                    + "reload the page and try again.";
+        }
+        String origin = r.origin();
+        if (origin != null && !origin.equals("null") && !sameHost(origin, r.host())) {
+            return "The request came from another site (Origin " + origin + "): actions are taken from the console's own pages only.";
+        }
+        return null;
+    }
+
+    private static boolean sameHost(String origin, @Nullable String host) {
+        if (host == null) {
+            return false;
+        }
+        try {
+            URI o = URI.create(origin);
+            String authority = o.getRawAuthority();
+            return authority != null && authority.equalsIgnoreCase(host);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private Optional<String> lockName(ConsoleRequest r) {
+        String name = r.parameters().get("name");
+        return name != null && ReleasePages.releasable(name) ? Optional.of(name) : Optional.empty();
+    }
+
+    private @Nullable LockInfo held(String name) {
+        return turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).findFirst().orElse(null);
+    }
+
+    private ConsoleResponse badName(ConsoleRequest r) {
+        return page(r, 400, "Bad request", "", Layout.message("Bad request", "Give the lock's name as the 'name' "
+                + "parameter: a valid lock name (1 to 255 characters, no control characters, not starting or ending "
+                + "with white space, in Unicode normalization form C).") + ReleasePages.back(r));
+    }
+
+    private ConsoleResponse disabled(ConsoleRequest r) {
+        return page(r, 403, "Actions disabled", "", Layout.message("Actions disabled",
+                "This console is read-only: " + actionsDisabledHint) + ReleasePages.back(r));
+    }
+
+    private ConsoleResponse notAllowed(ConsoleRequest r, String allowed) {
+        ConsoleResponse p = page(r, 405, "Method not allowed", "", Layout.message("Method not allowed",
+                r.method() + " is not allowed here; use " + allowed + "."));
+        return new ConsoleResponse(405, p.contentType(), Map.of("Allow", allowed), p.body());
+    }
+
+    private ConsoleResponse historyPage(ConsoleRequest r) {
+        return page(r, 200, "History", "/history", HistoryPage.body(history(), historySize));
+    }
+
+    private ConsoleResponse page(ConsoleRequest r, int status, String title, String current, String body) {
+        return ConsoleResponse.html(status, Layout.page(r, title, current, storeLabel, clock.instant(), body));
+    }
+
+    /** The console's script and style sheet, kept in the jar beside this class. */
+    static final class StaticFiles {
+        private static final Map<String, String> TYPES = Map.of(
+                "console.css", "text/css; charset=utf-8", "console.js", "text/javascript; charset=utf-8");
+        private static final Map<String, String> FILES = load();
+
+        private StaticFiles() {}
+
+        static ConsoleResponse get(String file) {
+            String body = FILES.get(file);
+            if (body == null) {
+                return new ConsoleResponse(404, "text/plain; charset=utf-8", Map.of(), "not found");
+            }
+            return new ConsoleResponse(200, Objects.requireNonNull(TYPES.get(file)), Map.of(), body);
+        }
+
+        private static Map<String, String> load() {
+            Map<String, String> files = new java.util.HashMap<>();
+            for (String name : TYPES.keySet()) {
+                try (InputStream in = Console.class.getResourceAsStream(name)) {
+                    if (in == null) {
+                        throw new IllegalStateException("the console's " + name + " is missing from its jar");
+                    }
+                    files.put(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read the console's " + name, e);
+                }
+            }
+            return Map.copyOf(files);
+        }
+    }
+
+    /** Options for a {@link Console}. */
+    public static final class Builder {
+        private final Turnstile turnstile;
+        private boolean actionsEnabled;
+        private String actionsDisabledHint = "actions are not enabled.";
+        private @Nullable String storeLabel;
+        private int maxRows = 500;
+        private int historySize = 200;
+        private Clock clock = Clock.systemUTC();
+        private Consumer<ReleaseRecord> auditListener = rec -> {};
+
+        private Builder(Turnstile turnstile) {
+            this.turnstile = turnstile;
+        }
+
+        /**
+         * Enables force-release. Off by default: the console is read-only.
+         *
+         * @param enabled whether actions are offered
+         * @param hintWhenDisabled what a refused action's page tells the user to do to enable them,
+         *     e.g. {@code "start turnstile console with --allow-release."}
+         * @return this builder
+         * @throws IllegalArgumentException if the hint is null or blank
+         */
+        public Builder actionsEnabled(boolean enabled, String hintWhenDisabled) {
+            if (hintWhenDisabled == null || hintWhenDisabled.isBlank()) {
+                throw new IllegalArgumentException("hintWhenDisabled is empty: say how to enable actions");
+            }
+            this.actionsEnabled = enabled;
+            this.actionsDisabledHint = hintWhenDisabled;
+            return this;
+        }
+
+        /**
+         * Names the store on every page. Default: its kind, from its description (never its URL).
+         *
+         * @param label e.g. {@code "PostgreSQL (orders)"}
+         * @return this builder
+         * @throws IllegalArgumentException if the label is null or blank
+         */
+        public Builder storeLabel(String label) {
+            if (label == null || label.isBlank()) {
+                throw new IllegalArgumentException("store label is empty: give a name for the store, or leave the default");
+            }
+            this.storeLabel = label;
+            return this;
+        }
+
+        /**
+         * The most rows the locks page lays out; more are counted and left to the filter. Default 500.
+         *
+         * @param rows 1 to 100,000
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder maxRows(int rows) {
+            if (rows < 1 || rows > 100_000) {
+                throw new IllegalArgumentException("maxRows is " + rows + ": give 1 to 100000");
+            }
+            this.maxRows = rows;
+            return this;
+        }
+
+        /**
+         * How many forced releases the history page keeps (in memory: the log keeps them all). Default 200.
+         *
+         * @param size 1 to 100,000
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder historySize(int size) {
+            if (size < 1 || size > 100_000) {
+                throw new IllegalArgumentException("historySize is " + size + ": give 1 to 100000");
+            }
+            this.historySize = size;
+            return this;
+        }
+
+        /**
+         * Told of every forced release, after it was logged (e.g. to send it to syslog). One that
+         * throws is logged and ignored.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder auditListener(Consumer<ReleaseRecord> listener) {
+            if (listener == null) {
+                throw new IllegalArgumentException("audit listener is null");
+            }
+            this.auditListener = listener;
+            return this;
+        }
+
+        /**
+         * The clock for "time left" and the audit records' times. Default: the system clock.
+         *
+         * @param clock the clock
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder clock(Clock clock) {
+            if (clock == null) {
+                throw new IllegalArgumentException("clock is null");
+            }
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Builds the console.
+         *
+         * @return the console
+         */
+        public Console build() {
+            return new Console(this);
+        }
+    }
+}

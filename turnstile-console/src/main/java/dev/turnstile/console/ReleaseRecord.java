@@ -1,0 +1,39 @@
+package dev.turnstile.console;
+
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The audit record of one forced release: what was freed, whose holding it cut, who asked, from
+ * where and when. The console logs its {@link #line()} at WARN (logger {@code
+ * dev.turnstile.console.audit}), keeps it in its history, and hands it to the server's audit
+ * listener; {@code turnstile release --force} writes the same line.
+ *
+ * @param name the lock name
+ * @param freed whether a held lease was ended ({@code false}: it was not held any more)
+ * @param holder who held it, or {@code null} if it was not held
+ * @param fence the fence that was cut, or {@code -1} if it was not held
+ * @param user who asked ({@code "anonymous"} if the server authenticated nobody)
+ * @param from where the request came from (a client address, or a host and process)
+ * @param via what was used: {@code console}, {@code release --force}
+ * @param at when, by this process's clock
+ * @param store the store: the console names it by kind only, {@code release --force} by its URL with secrets masked
+ */
+public record ReleaseRecord(String name, boolean freed, @Nullable String holder, long fence, String user, String from,
+        String via, Instant at, String store) {
+
+    /**
+     * One line for logs, stderr and syslog. Names and holders are quoted with control characters
+     * escaped, so the line stays one line.
+     *
+     * @return e.g. {@code console: lock 'nightly' freed (held by app@h1:7:x, fence 42) by user ops from
+     *     10.0.0.5 at 2026-11-27T10:00:00Z on PostgreSQL}
+     */
+    public String line() {
+        return via + ": lock '" + Printable.of(name) + "' " + (freed ? "freed" : "was not held")
+                + (holder != null ? " (held by " + Printable.of(holder) + ", fence " + fence + ")" : "")
+                + " by user " + Printable.of(user)
+                + " from " + Printable.of(from) + " at " + at.truncatedTo(ChronoUnit.MILLIS) + " on " + store;
+    }
+}
