@@ -10,7 +10,7 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N] [--handoff-threads N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale|console]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
@@ -26,6 +26,7 @@
 # --only fenced: the same write with and without its fence (SqlFences.updateRow against an UPDATE,
 # SqlFences.check in a transaction against the same transaction, on each --dbs database; RedisFences.set
 # against SET), 1 thread; part of the default run.
+# --only console: the console's pages with 10 000 held locks (-Dbench.consoleLocks), over HTTP and in chromium.
 # --only scale: acquire+release of an existing name as the store fills with 1 000, 100 000 and 10 000 000
 # names (-Dbench.scaleSizes, -Dbench.scaleStores via JAVA_OPTS), each size beside a store of 1 000 names,
 # on PostgreSQL, MariaDB, SQLite and Redis (databases 14 and 15, flushed); not part of the default run.
@@ -69,8 +70,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced or scale" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale | console) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced, scale or console" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -108,6 +109,11 @@ fi
 # each (about 15 minutes, a few GB of disk, about 1 GB of Redis memory while it runs).
 if [[ $only == scale ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.NameScaleBench
+fi
+# Not in the default run: the console's pages with 10 000 held locks on PostgreSQL, Redis and SQLite,
+# over HTTP and in Debian's headless chromium (scripts/services.sh installs it).
+if [[ $only == console ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.ConsoleBench
 fi
 if [[ $only == all || $only == redis || $only == redis-handoff ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.HandoffBench redis

@@ -48,6 +48,11 @@ final class ConsoleCommand implements Callable<Integer> {
     @Option(names = "--allow-release", description = "Offer force-release (after a sign-in with the console token).")
     boolean allowRelease;
 
+    @Option(names = "--role", paramLabel = "NAME",
+            description = "A leadership role (its lock name) to show on the Leadership page: who leads it, which term. "
+                    + "Repeatable.")
+    java.util.List<String> roles = new java.util.ArrayList<>();
+
     @Option(names = "--token-file", paramLabel = "FILE",
             description = "Read the console token from the first line of FILE (at least 16 characters) when "
                     + "$TURNSTILE_CONSOLE_TOKEN is not set.")
@@ -55,6 +60,7 @@ final class ConsoleCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        java.util.List<String> roleNames = roles.stream().map(TurnstileCommand::checkLockName).distinct().sorted().toList();
         InetSocketAddress address = address(listen);
         boolean beyondLoopback = !address.getAddress().isLoopbackAddress();
         String token = null;
@@ -68,10 +74,10 @@ final class ConsoleCommand implements Callable<Integer> {
         }
         // The JDK server has no time limit on a request by default: a client that sends half a
         // request would hold one of its threads for ever.
-        System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", "30"));
+        System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", "10"));
         System.setProperty("sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", "60"));
         PrintWriter err = spec.commandLine().getErr();
-        LockStore s = store.open(top, StoreOption.Use.READ, java.time.Duration.ZERO);
+        LockStore s = store.open(top, StoreOption.Use.CONSOLE, java.time.Duration.ZERO);
         if (s == null) {
             throw new IllegalArgumentException("the embedded store " + StoreOption.embeddedFile(top) + " does not exist yet "
                     + "(no 'turnstile run' has used it): give --store, or run a command with 'turnstile run' first");
@@ -79,6 +85,7 @@ final class ConsoleCommand implements Callable<Integer> {
         Turnstile turnstile = Turnstile.builder(s).build();
         Console console = Console.builder(turnstile)
                 .actionsEnabled(allowRelease, "start 'turnstile console' with --allow-release to enable force-release.")
+                .roles(() -> roleNames)
                 .auditListener(rec -> {
                     String line = top.secrets().apply(rec.line());
                     err.println("turnstile: " + line);
@@ -129,26 +136,38 @@ final class ConsoleCommand implements Callable<Integer> {
             }
             return env.strip();
         }
-        if (tokenFile == null) {
-            return null;
+        return tokenFile == null ? null : readTokenFile(tokenFile);
+    }
+
+    /** The token on the first line of a file: at least 16 characters, read from its first 4 KiB only. */
+    static String readTokenFile(Path tokenFile) {
+        if (!Files.isRegularFile(tokenFile)) {
+            throw new IllegalArgumentException("--token-file " + tokenFile + " is not a regular file (missing, a directory, "
+                    + "a device or a pipe): give a file with the token on its first line");
         }
-        try {
-            java.util.List<String> lines = Files.readAllLines(tokenFile);
-            if (lines.isEmpty() || lines.get(0).isBlank()) {
-                throw new IllegalArgumentException("--token-file " + tokenFile + " is empty: put the token on its first line");
-            }
-            String t = lines.get(0).strip();
-            if (t.length() < 16) {
-                throw new IllegalArgumentException("--token-file " + tokenFile + " holds a token of " + t.length()
-                        + " characters: give at least 16");
-            }
-            return t;
-        } catch (java.nio.charset.MalformedInputException e) {
-            throw new IllegalArgumentException("--token-file " + tokenFile + " is not text: put the token on its first line");
+        String first;
+        // the first line only, and at most 4 KiB of it: a token is a few dozen characters
+        try (java.io.Reader in = new java.io.InputStreamReader(Files.newInputStream(tokenFile),
+                java.nio.charset.StandardCharsets.UTF_8.newDecoder())) {
+            char[] buf = new char[4096];
+            int n = in.read(buf);
+            first = n <= 0 ? "" : new String(buf, 0, n).lines().findFirst().orElse("");
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new IllegalArgumentException("--token-file " + tokenFile + " is not UTF-8 text: put the token on its first line");
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read --token-file " + tokenFile + " (" + e + "): give a readable file "
                     + "with the token on its first line");
         }
+        // a byte-order mark is not part of the token (editors on some systems write one)
+        String t = (first.startsWith("\uFEFF") ? first.substring(1) : first).strip();
+        if (t.isEmpty()) {
+            throw new IllegalArgumentException("--token-file " + tokenFile + " is empty: put the token on its first line");
+        }
+        if (t.length() < 16) {
+            throw new IllegalArgumentException("--token-file " + tokenFile + " holds a token of " + t.length()
+                    + " characters: give at least 16");
+        }
+        return t;
     }
 
     /** {@code HOST:PORT}, {@code [v6]:PORT}, or {@code PORT} alone (on loopback). */
@@ -160,7 +179,7 @@ final class ConsoleCommand implements Callable<Integer> {
         String port;
         if (listen.startsWith("[")) {
             int end = listen.indexOf("]:");
-            if (end < 0) {
+            if (end < 2) {
                 throw badListen(listen, "an IPv6 address goes in brackets before the port, e.g. [::1]:7433");
             }
             host = listen.substring(1, end);

@@ -64,36 +64,12 @@ final class LocksCommand implements Callable<Integer> {
     }
 
     /**
-     * A name as the table shows it: control characters, line and paragraph separators, and
-     * backslashes escaped as JSON escapes them ({@code \n}, {@code \u001b}, {@code \\}), so a name
-     * can neither break the table's lines nor send escape sequences to the terminal.
+     * A name as the table shows it: control characters, line and paragraph separators, format and
+     * other invisible characters, and backslashes escaped as JSON escapes them ({@code \n}, {@code
+     * \u001b}, {@code \\}), so a name can neither break the table's lines, send escape sequences to
+     * the terminal, nor pass for another name. The console shows names the same way.
      */
     static String printable(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
-                            || Character.getType(c) == Character.FORMAT
-                            || Character.isSurrogate(c) && !validPair(s, i)) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.toString();
-    }
-
-    private static boolean validPair(String s, int i) {
-        char c = s.charAt(i);
-        return Character.isHighSurrogate(c) ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
-                : i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+        return dev.turnstile.console.Printable.of(s);
     }
 }

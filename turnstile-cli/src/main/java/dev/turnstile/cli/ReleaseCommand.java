@@ -53,9 +53,17 @@ final class ReleaseCommand implements Callable<Integer> {
         LockInfo before;
         try (LockStore s = store.open(top, StoreOption.Use.READ, java.time.Duration.ZERO)) {
             Turnstile turnstile = s == null ? null : Turnstile.builder(s).build();
-            // who held it and with which fence, for the record: read just before, as the console does
-            before = turnstile == null ? null
-                    : turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).findFirst().orElse(null);
+            // who held it and with which fence, for the record: read just before, as the console does. Only
+            // for the record: a listing that fails (one entry the store cannot read back) must not stop the release.
+            before = null;
+            if (turnstile != null) {
+                try {
+                    before = turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).findFirst().orElse(null);
+                } catch (RuntimeException e) {
+                    spec.commandLine().getErr().println("turnstile: release --force: cannot tell who held '"
+                            + LocksCommand.printable(name) + "' (listing the locks failed: " + e.getMessage() + "); releasing it");
+                }
+            }
             freed = turnstile != null && turnstile.forceRelease(name);
         }
         String audit = new ReleaseRecord(name, freed, freed && before != null ? before.owner() : null,

@@ -61,6 +61,8 @@ final class StoreOption {
         RUN,
         /** {@code locks}, {@code release}: never create a store, and fail promptly on a locked file. */
         READ,
+        /** {@code console}: as {@link #READ}, and it never creates the lock table either (it runs for long, and only reads). */
+        CONSOLE,
         /** {@code schema --apply}. */
         SCHEMA
     }
@@ -75,7 +77,7 @@ final class StoreOption {
      *
      * @param wait for {@link Use#RUN}: how long SQLite may wait for a file another process has
      *     locked (at least one second, so that short write transactions of other runs do not fail)
-     * @return the store, or {@code null} for {@link Use#READ} of an embedded default that does not
+     * @return the store, or {@code null} for {@link Use#READ} or {@link Use#CONSOLE} of an embedded default that does not
      *     exist yet (no lock was ever taken there)
      */
     @Nullable LockStore open(TurnstileCommand top, Use use, Duration wait) {
@@ -89,7 +91,7 @@ final class StoreOption {
         }
         if (resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:sqlite:")) {
             checkAbsolute(resolved);
-            if (use == Use.READ) {
+            if (use == Use.READ || use == Use.CONSOLE) {
                 if (isEmbedded(top) && !Files.exists(embeddedFile(top))) {
                     return null;
                 }
@@ -99,6 +101,9 @@ final class StoreOption {
                 long ms = Math.max(1000, Math.min(wait.toMillis(), 999_999_999L));
                 resolved = withOption(resolved, "turnstile.busyTimeout", ms + "ms");
             }
+        }
+        if (use == Use.CONSOLE && resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:")) {
+            resolved = withOption(resolved, "turnstile.createTable", "false");
         }
         if (isEmbedded(top)) {
             try {

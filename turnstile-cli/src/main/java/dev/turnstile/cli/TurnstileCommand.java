@@ -159,7 +159,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      * subcommand is added: picocli builds each command's model from its annotations up front,
      * which is a large part of a {@code turnstile run}'s start-up, and no other subcommand can
      * take part in parsing then (the top command has no options but help and version, and no
-     * positional parameters). Anything else (no subcommand, a typo, {@code --help}) gets all four.
+     * positional parameters). Anything else (no subcommand, a typo, {@code --help}) gets all five.
      */
     static CommandLine commandLine(TurnstileCommand top, String... argv) {
         CommandLine cl = new CommandLine(top);
@@ -279,6 +279,8 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         System.setProperty("org.slf4j.simpleLogger.log.io.lettuce", verbose ? "warn" : "off");
         System.setProperty("org.slf4j.simpleLogger.log.io.netty", verbose ? "warn" : "off");
         System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile", verbose ? "debug" : "warn");
+        // turnstile console prints each audit record itself, as release --force does: not twice
+        System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.console.audit", "off");
         if (!verbose) {
             System.setProperty("org.slf4j.simpleLogger.log.dev.turnstile.Turnstile", "off");
         }

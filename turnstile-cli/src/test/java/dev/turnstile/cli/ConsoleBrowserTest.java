@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -135,7 +136,7 @@ class ConsoleBrowserTest {
         Process run = hold(cli, url, lock, ttl);
         Cli consoleCli = new Cli(Files.createDirectories(dir.resolve("console")));
         Process console = consoleCli.spawn(Map.of("TURNSTILE_CONSOLE_TOKEN", TOKEN), "console", "--store", url,
-                "--listen", "127.0.0.1:0", "--allow-release");
+                "--listen", "127.0.0.1:0", "--allow-release", "--role", lock, "--role", "nobody-leads-this");
         try {
             String base = servingUrl(consoleCli, console);
             browser.manage().deleteAllCookies();
@@ -146,6 +147,19 @@ class ConsoleBrowserTest {
             assertThat(browser.findElements(By.cssSelector("main img, main script"))).as("nothing injected").isEmpty();
             assertThat(row.getText()).contains("vm:"); // the holder: the run's owner identity (host:pid:...)
             screenshot(url);
+
+            // the same lock as a leadership role: the run is its leader, the term is its fence
+            browser.findElement(By.linkText("Leadership")).click();
+            List<WebElement> roles = browser.findElements(By.cssSelector("#leaders tbody tr"));
+            assertThat(roles).extracting(tr -> tr.findElement(By.cssSelector("td.name")).getText())
+                    .containsExactlyInAnyOrder(lock, "nobody-leads-this");
+            WebElement led = roles.stream().filter(tr -> tr.getText().contains("vm:")).findFirst().orElseThrow();
+            assertThat(led.findElement(By.cssSelector("td.name")).getText()).isEqualTo(lock);
+            assertThat(browser.findElements(By.cssSelector("main img, main script"))).isEmpty();
+            browser.findElement(By.linkText("Jobs")).click();
+            assertThat(browser.findElement(By.id("jobs-none")).getText()).contains("runs no jobs");
+            browser.findElement(By.linkText("Locks")).click();
+            row = waitForRow(lock);
 
             row.findElement(By.cssSelector("a.release")).click();
             assertThat(browser.getCurrentUrl()).endsWith("/login");

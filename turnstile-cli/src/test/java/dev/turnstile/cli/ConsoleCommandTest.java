@@ -32,6 +32,17 @@ class ConsoleCommandTest {
     }
 
     @Test
+    void refusesRoleNamesThatAreNotLockNames() {
+        Cli cli = new Cli(dir);
+        for (String role : List.of("", " padded", "a\u0000b", "x".repeat(256))) {
+            Cli.Result r = cli.run("console", "--store", "jdbc:sqlite:" + dir.resolve("x.db"), "--role", role);
+            assertThat(r.code()).as("%s: %s", role, r.all()).isEqualTo(64);
+            assertThat(r.err()).as(role).contains("lock name");
+        }
+        assertThat(dir.resolve("x.db")).doesNotExist();
+    }
+
+    @Test
     void acceptsTheAddressFormsItDocuments() {
         assertThat(ConsoleCommand.address(null).getPort()).isEqualTo(ConsoleCommand.DEFAULT_PORT);
         assertThat(ConsoleCommand.address(null).getAddress().isLoopbackAddress()).isTrue();
@@ -53,9 +64,17 @@ class ConsoleCommandTest {
         Cli.Result emptyFile = cli.run("console", "--store", store, "--allow-release", "--token-file", empty.toString());
         assertThat(emptyFile.code()).isEqualTo(64);
         assertThat(emptyFile.err()).contains("is empty: put the token on its first line");
-        Cli.Result missing = cli.run("console", "--store", store, "--allow-release", "--token-file", dir.resolve("nope").toString());
-        assertThat(missing.code()).isEqualTo(64);
-        assertThat(missing.err()).contains("cannot read --token-file").contains("give a readable file");
+        Path fifo = dir.resolve("fifo");
+        new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
+        for (String notAFile : List.of(dir.resolve("nope").toString(), dir.toString(), "/dev/zero", fifo.toString())) {
+            Cli.Result r = cli.run("console", "--store", store, "--allow-release", "--token-file", notAFile);
+            assertThat(r.code()).as(notAFile).isEqualTo(64);
+            assertThat(r.err()).as(notAFile).contains("is not a regular file").contains("give a file with the token");
+        }
+        Path huge = Files.writeString(dir.resolve("huge"), "y".repeat(20) + "\n" + "x".repeat(10_000_000));
+        assertThat(ConsoleCommand.readTokenFile(huge)).as("its first line, without reading the rest").isEqualTo("y".repeat(20));
+        Path bom = Files.write(dir.resolve("bom"), "\uFEFFabcdefghijklmnop1234\r\nsecond".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(ConsoleCommand.readTokenFile(bom)).as("a byte-order mark is not part of the token").isEqualTo("abcdefghijklmnop1234");
         Path binary = Files.write(dir.resolve("binary"), new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1});
         Cli.Result notText = cli.run("console", "--store", store, "--allow-release", "--token-file", binary.toString());
         assertThat(notText.code()).as(notText.all()).isEqualTo(64);
@@ -88,6 +107,36 @@ class ConsoleCommandTest {
                     "127.0.0.1:" + taken.getLocalPort());
             assertThat(r.code()).as(r.all()).isEqualTo(69);
             assertThat(r.err()).contains("cannot listen on").contains(Integer.toString(taken.getLocalPort()));
+        }
+    }
+
+    /**
+     * {@code release --force} lists the locks only to write whose holding it cut: one entry the
+     * store cannot read back (a fence too large for a long, written by something else) must not stop
+     * the release of another lock.
+     */
+    @Test
+    void releaseForceFreesALockWhenTheListingFails() throws Exception {
+        String prefix = "cli-bad-" + java.util.UUID.randomUUID().toString().substring(0, 8) + ":";
+        String url = RedisRunTest.REDIS + "?turnstile.prefix=" + prefix;
+        try (dev.turnstile.spi.LockStore store = dev.turnstile.spi.LockStores.open(url);
+                dev.turnstile.Turnstile t = dev.turnstile.Turnstile.builder(store).build()) {
+            dev.turnstile.Lease lease = t.tryAcquire("victim", dev.turnstile.LockOptions.lockAtMostFor(java.time.Duration.ofMinutes(1)))
+                    .orElseThrow();
+            Process set = new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", "6379", "set", prefix + "{bigfence}",
+                    "token=x fence=99999999999999999999 acquired_at=1 expires_at=9999999999999 owner=o").start();
+            assertThat(set.waitFor()).isZero();
+            try {
+                Cli.Result r = new Cli(dir).run("release", "--force", "--store", url, "victim");
+                assertThat(r.code()).as(r.all()).isZero();
+                assertThat(r.err()).contains("cannot tell who held 'victim'").contains("release --force: lock 'victim' freed");
+                try (dev.turnstile.Turnstile other = dev.turnstile.Turnstile.builder(store).build()) {
+                    assertThat(other.tryAcquire("victim")).as("freed in the store: another client takes it").isPresent();
+                }
+                assertThat(lease.fence()).isPositive();
+            } finally {
+                new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", "6379", "del", prefix + "{bigfence}").start().waitFor();
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.turnstile.console;
 import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
+import dev.turnstile.leader.Leadership;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,12 +13,14 @@ import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +59,9 @@ public final class Console {
     private final int historySize;
     private final Clock clock;
     private final Consumer<ReleaseRecord> auditListener;
+    private final @Nullable JobHistory jobs;
+    private final Supplier<? extends Collection<String>> roles;
+    private final Supplier<? extends Collection<Leadership>> leaderships;
     private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
 
     private Console(Builder b) {
@@ -67,6 +73,9 @@ public final class Console {
         this.historySize = b.historySize;
         this.clock = b.clock;
         this.auditListener = b.auditListener;
+        this.jobs = b.jobs;
+        this.roles = b.roles;
+        this.leaderships = b.leaderships;
     }
 
     /**
@@ -124,11 +133,14 @@ public final class Console {
     public ConsoleResponse handle(ConsoleRequest r) {
         try {
             return route(r);
-        } catch (StoreUnavailableException | IllegalStateException e) {
-            log.warn("console: the store did not answer: {}", e.toString());
+        } catch (RuntimeException e) {
+            // unreachable, not set up (no lock table), closed, or an entry the store cannot read back:
+            // the cause may name hosts and tables, so it goes to the log only
+            log.warn("console: reading the store failed: {}", e.toString());
             return page(r, 503, "Store unavailable", "", Layout.message("Store unavailable",
-                    "The store did not answer (the console's log says why). The page tries again by itself.")
-                    + "<div id=\"live\" data-refresh=\"5\"></div>");
+                    "The store did not answer, or answered something the console cannot read (the console's log says "
+                            + "why). The page tries again by itself.")
+                    + "<div id=\"live\" data-refresh=\"5\" data-reload=\"\"></div>");
         }
     }
 
@@ -145,6 +157,15 @@ public final class Console {
             }
             case "/history" -> {
                 return method.equals("GET") || method.equals("HEAD") ? historyPage(r) : notAllowed(r, "GET");
+            }
+            case "/jobs" -> {
+                return method.equals("GET") || method.equals("HEAD")
+                        ? page(r, 200, "Jobs", "/jobs", JobsPage.body(jobs, turnstile.owner())) : notAllowed(r, "GET");
+            }
+            case "/leaders" -> {
+                return method.equals("GET") || method.equals("HEAD") ? page(r, 200, "Leadership", "/leaders",
+                        LeadersPage.body(roles.get(), leaderships.get(), turnstile.heldLocks(), clock.instant()))
+                        : notAllowed(r, "GET");
             }
             case "/release" -> {
                 if (method.equals("GET") || method.equals("HEAD")) {
@@ -174,7 +195,11 @@ public final class Console {
             return badName(r);
         }
         Instant now = clock.instant();
-        return page(r, 200, "Release", "/", ReleasePages.confirmation(r, name.get(), held(name.get()), now));
+        List<LockInfo> held = held(name.get());
+        if (held.size() > 1) {
+            return ambiguous(r, name.get());
+        }
+        return page(r, 200, "Release", "/", ReleasePages.confirmation(r, name.get(), held.isEmpty() ? null : held.get(0), now));
     }
 
     private ConsoleResponse release(ConsoleRequest r) {
@@ -194,7 +219,11 @@ public final class Console {
             return page(r, 400, "Bad request", "", Layout.message("Bad request", "The form carried no fence: release from "
                     + "the confirmation page, which says whose holding is cut.") + ReleasePages.back(r));
         }
-        LockInfo held = held(name.get());
+        List<LockInfo> matches = held(name.get());
+        if (matches.size() > 1) {
+            return ambiguous(r, name.get());
+        }
+        LockInfo held = matches.isEmpty() ? null : matches.get(0);
         if (held == null || held.fence() != fence.get()) {
             String now = held == null ? "it is not held any more" : "it is held by " + held.owner() + " with fence " + held.fence();
             return page(r, 409, "Changed", "", Layout.message("The lock changed", "Lock '" + name.get() + "' is not held with "
@@ -262,8 +291,16 @@ public final class Console {
         return name != null && ReleasePages.releasable(name) ? Optional.of(name) : Optional.empty();
     }
 
-    private @Nullable LockInfo held(String name) {
-        return turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).findFirst().orElse(null);
+    /** The held locks that read as this name: one, or none; more when the store holds names that are not valid text. */
+    private List<LockInfo> held(String name) {
+        return turnstile.heldLocks().stream().filter(l -> l.name().equals(name)).toList();
+    }
+
+    private ConsoleResponse ambiguous(ConsoleRequest r, String name) {
+        return page(r, 409, "Ambiguous", "", Layout.message("More than one lock reads as this name", "The store holds more "
+                + "than one lock that reads as '" + name + "' (names stored as bytes that are not all valid text read "
+                + "alike), so a release could free another than the one you see. Nothing was released; release it in the "
+                + "store itself.") + ReleasePages.back(r));
     }
 
     private ConsoleResponse badName(ConsoleRequest r) {
@@ -333,6 +370,9 @@ public final class Console {
         private int historySize = 200;
         private Clock clock = Clock.systemUTC();
         private Consumer<ReleaseRecord> auditListener = rec -> {};
+        private @Nullable JobHistory jobs;
+        private Supplier<? extends Collection<String>> roles = List::of;
+        private Supplier<? extends Collection<Leadership>> leaderships = List::of;
 
         private Builder(Turnstile turnstile) {
             this.turnstile = turnstile;
@@ -414,6 +454,54 @@ public final class Console {
                 throw new IllegalArgumentException("audit listener is null");
             }
             this.auditListener = listener;
+            return this;
+        }
+
+        /**
+         * The job history the jobs page shows: register the same {@link JobHistory} as a listener
+         * on the application's {@code JobRunner}. Without one, the jobs page says how to get one.
+         *
+         * @param history the history
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder jobs(JobHistory history) {
+            if (history == null) {
+                throw new IllegalArgumentException("job history is null");
+            }
+            this.jobs = history;
+            return this;
+        }
+
+        /**
+         * Roles the leadership page shows by their lock names alone (who leads now, which term),
+         * for roles this process does not stand for itself ({@code turnstile console --role}).
+         *
+         * @param roles read at each page view
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder roles(Supplier<? extends Collection<String>> roles) {
+            if (roles == null) {
+                throw new IllegalArgumentException("roles is null");
+            }
+            this.roles = roles;
+            return this;
+        }
+
+        /**
+         * This application's leaderships: the leadership page shows each role and whether this
+         * instance leads it or stands by.
+         *
+         * @param leaderships read at each page view
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder leaderships(Supplier<? extends Collection<Leadership>> leaderships) {
+            if (leaderships == null) {
+                throw new IllegalArgumentException("leaderships is null");
+            }
+            this.leaderships = leaderships;
             return this;
         }
 

@@ -22,10 +22,12 @@ import org.jspecify.annotations.Nullable;
  * @param host the request's {@code Host} header, or {@code null}
  * @param csrf the CSRF field that forms must carry and actions must match, or {@code null}
  *     when the server gives none (then the console refuses every action)
+ * @param formFields further hidden fields every form must carry for the server's own checks (Spring
+ *     Security's {@code _csrf}, which it checks before the console sees the request); usually empty
  */
 public record ConsoleRequest(String method, String path, Map<String, String> parameters, String basePath,
         @Nullable String user, String remoteAddress, @Nullable String origin, @Nullable String host,
-        @Nullable CsrfField csrf) {
+        @Nullable CsrfField csrf, Map<String, String> formFields) {
 
     /**
      * Copies the parameters, so a request cannot change under the console.
@@ -39,13 +41,16 @@ public record ConsoleRequest(String method, String path, Map<String, String> par
      * @param origin see above
      * @param host see above
      * @param csrf see above
+     * @param formFields see above
      * @throws IllegalArgumentException if a component that must be given is null
      */
     public ConsoleRequest {
-        if (method == null || path == null || parameters == null || basePath == null || remoteAddress == null) {
-            throw new IllegalArgumentException("method, path, parameters, basePath and remoteAddress must be given");
+        if (method == null || path == null || parameters == null || basePath == null || remoteAddress == null
+                || formFields == null) {
+            throw new IllegalArgumentException("method, path, parameters, basePath, remoteAddress and formFields must be given");
         }
         parameters = Map.copyOf(parameters);
+        formFields = Map.copyOf(formFields);
     }
 
     /**

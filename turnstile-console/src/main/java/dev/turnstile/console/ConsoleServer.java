@@ -40,10 +40,13 @@ public final class ConsoleServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConsoleServer.class);
     /** Form bodies are a name, a fence and a token: far below this. */
     static final int MAX_BODY = 64 * 1024;
-    static final String COOKIE = "turnstile_console";
+    private static final String COOKIE_PREFIX = "turnstile_console_";
     private static final Duration SESSION_LIFE = Duration.ofHours(8);
     private static final int MAX_SESSIONS = 1000;
     private static final SecureRandom RANDOM = new SecureRandom();
+    static final int WORKERS = 32;
+    /** Wrong tokens a client address may try per minute before it is told to wait. */
+    static final int SIGN_IN_TRIES_PER_MINUTE = 10;
 
     private final Console console;
     private final HttpServer server;
@@ -51,7 +54,11 @@ public final class ConsoleServer implements AutoCloseable {
     private final byte @Nullable [] tokenDigest;
     private final boolean loopback;
     private final Set<String> hosts;
+    /** Named after the port: browsers send a host's cookies to all its ports, and two consoles must not sign each other out. */
+    private final String cookie;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    /** Per client address: the start of its current minute and its wrong tokens in it. */
+    private final Map<String, long[]> wrongTokens = new ConcurrentHashMap<>();
 
     private record Session(String csrf, long createdNanos) {}
 
@@ -62,10 +69,13 @@ public final class ConsoleServer implements AutoCloseable {
         InetSocketAddress bound = server.getAddress();
         this.loopback = bound.getAddress().isLoopbackAddress();
         int port = bound.getPort();
+        this.cookie = COOKIE_PREFIX + port;
         this.hosts = Set.copyOf(java.util.List.of("127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
                 hostOf(bound.getAddress()) + ":" + port));
         AtomicInteger n = new AtomicInteger();
-        this.executor = Executors.newFixedThreadPool(4, r -> {
+        // A request's headers and body are read on a worker thread, so a client that sends slowly
+        // holds one until the server's request time limit: enough workers that a few cannot stop it.
+        this.executor = Executors.newFixedThreadPool(WORKERS, r -> {
             Thread t = new Thread(r, "turnstile-console-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -180,7 +190,7 @@ public final class ConsoleServer implements AutoCloseable {
                     : plain(403, "Sign in with the console's token first (" + url() + "login).");
         }
         ConsoleRequest request = new ConsoleRequest(method, path, params, "", session != null ? "token holder" : null,
-                remote, origin, host, session != null ? new ConsoleRequest.CsrfField("csrf", session.csrf()) : null);
+                remote, origin, host, session != null ? new ConsoleRequest.CsrfField("csrf", session.csrf()) : null, Map.of());
         return console.handle(request);
     }
 
@@ -199,13 +209,16 @@ public final class ConsoleServer implements AutoCloseable {
         if (origin != null && !origin.equals("null") && !origin.equals("http://" + host)) {
             return ConsoleResponse.html(403, loginPage("The sign-in came from another site (Origin " + origin + "): refused."));
         }
+        if (tooManyWrongTokens(remote, false)) {
+            return new ConsoleResponse(429, "text/html; charset=utf-8", Map.of("Retry-After", "60"),
+                    loginPage("Too many wrong tokens from " + remote + " in the last minute: wait a minute, then try again."));
+        }
         String token = params.getOrDefault("token", "");
         if (!MessageDigest.isEqual(sha256(token.strip()), tokenDigest)) {
-            log.warn("console: a sign-in with a wrong token from {}", remote);
-            try {
-                Thread.sleep(500); // slows guessing; the token has 256 bits anyway
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            // guessing is bounded per address without holding a worker thread; the token has 256 bits anyway
+            if (tooManyWrongTokens(remote, true)) {
+                log.warn("console: {} wrong tokens in a minute from {}: its sign-ins wait a minute", SIGN_IN_TRIES_PER_MINUTE,
+                        remote);
             }
             return ConsoleResponse.html(403, loginPage("That is not the console's token. It was printed when the console "
                     + "started, or is the one given by TURNSTILE_CONSOLE_TOKEN or --token-file."));
@@ -215,7 +228,27 @@ public final class ConsoleServer implements AutoCloseable {
         sessions.put(id, new Session(random(), System.nanoTime()));
         log.info("console: signed in from {}", remote);
         return new ConsoleResponse(303, "text/plain; charset=utf-8", Map.of("Location", "/",
-                "Set-Cookie", COOKIE + "=" + id + "; Path=/; HttpOnly; SameSite=Strict"), "signed in");
+                "Set-Cookie", cookie + "=" + id + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + SESSION_LIFE.toSeconds()), "signed in");
+    }
+
+    /** Counts a wrong token ({@code count}) or only looks; true once an address has used up its minute. */
+    private boolean tooManyWrongTokens(String remote, boolean count) {
+        long now = System.nanoTime();
+        if (wrongTokens.size() > 10_000) {
+            wrongTokens.clear(); // many addresses: forget them all rather than grow
+        }
+        long[] window = wrongTokens.computeIfAbsent(remote, k -> new long[] {now, 0});
+        synchronized (window) {
+            if (now - window[0] > 60_000_000_000L) {
+                window[0] = now;
+                window[1] = 0;
+            }
+            if (count) {
+                window[1]++;
+                return window[1] == SIGN_IN_TRIES_PER_MINUTE;
+            }
+            return window[1] >= SIGN_IN_TRIES_PER_MINUTE;
+        }
     }
 
     private ConsoleResponse logout(String method, @Nullable Session session) {
@@ -226,7 +259,7 @@ public final class ConsoleServer implements AutoCloseable {
             sessions.values().remove(session);
         }
         return new ConsoleResponse(303, "text/plain; charset=utf-8", Map.of("Location", "/",
-                "Set-Cookie", COOKIE + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"), "signed out");
+                "Set-Cookie", cookie + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"), "signed out");
     }
 
     private String loginPage(@Nullable String message) {
@@ -246,8 +279,8 @@ public final class ConsoleServer implements AutoCloseable {
         }
         for (String c : cookies.split(";", -1)) {
             String kv = c.strip();
-            if (kv.startsWith(COOKIE + "=")) {
-                Session s = sessions.get(kv.substring(COOKIE.length() + 1));
+            if (kv.startsWith(cookie + "=")) {
+                Session s = sessions.get(kv.substring(cookie.length() + 1));
                 if (s != null && System.nanoTime() - s.createdNanos() < SESSION_LIFE.toNanos()) {
                     return s;
                 }

@@ -21,6 +21,8 @@ final class Layout {
                 .append("<script src=\"").append(base).append("/static/console.js\" defer></script>")
                 .append("</head><body><header><span class=\"brand\">Turnstile console</span><nav>");
         nav(b, base, "/", "Locks", current);
+        nav(b, base, "/jobs", "Jobs", current);
+        nav(b, base, "/leaders", "Leadership", current);
         nav(b, base, "/history", "History", current);
         b.append("</nav><span class=\"store\">store: <b id=\"store\">").append(Html.text(storeLabel)).append("</b>")
                 .append(" · console clock: <span id=\"clock\">").append(Html.time(now)).append("</span>");

@@ -15,8 +15,15 @@ import org.jspecify.annotations.Nullable;
 final class ReleasePages {
     private ReleasePages() {}
 
-    /** Whether the console offers to release a name: Turnstile must accept it as a lock name. */
+    /**
+     * Whether the console offers to release a name: Turnstile must accept it as a lock name, and it
+     * must not hold U+FFFD, which is what a store's bytes that are not valid text read as (two
+     * different stored names would then read as one, and a release could free the other).
+     */
     static boolean releasable(String name) {
+        if (name.indexOf('\uFFFD') >= 0) {
+            return false;
+        }
         try {
             return Turnstile.checkLockName(name).equals(name);
         } catch (IllegalArgumentException e) {
@@ -52,8 +59,10 @@ final class ReleasePages {
                 .append("<input type=\"hidden\" name=\"name\" value=\"").append(Html.text(held.name())).append("\">")
                 .append("<input type=\"hidden\" name=\"fence\" value=\"").append(held.fence()).append("\">")
                 .append("<input type=\"hidden\" name=\"").append(Html.text(csrf.name())).append("\" value=\"")
-                .append(Html.text(csrf.value())).append("\">")
-                .append("<button type=\"submit\" id=\"confirm-release\" class=\"danger\">Force-release this lock</button> ")
+                .append(Html.text(csrf.value())).append("\">");
+        r.formFields().forEach((k, v) -> b.append("<input type=\"hidden\" name=\"").append(Html.text(k)).append("\" value=\"")
+                .append(Html.text(v)).append("\">"));
+        b.append("<button type=\"submit\" id=\"confirm-release\" class=\"danger\">Force-release this lock</button> ")
                 .append("<a href=\"").append(base).append("/\">Cancel</a></form>");
         return b.toString();
     }

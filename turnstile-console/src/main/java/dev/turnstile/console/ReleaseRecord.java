@@ -31,9 +31,14 @@ public record ReleaseRecord(String name, boolean freed, @Nullable String holder,
      *     10.0.0.5 at 2026-11-27T10:00:00Z on PostgreSQL}
      */
     public String line() {
-        return via + ": lock '" + Printable.of(name) + "' " + (freed ? "freed" : "was not held")
+        return via + ": lock '" + quoted(name) + "' " + (freed ? "freed" : "was not held")
                 + (holder != null ? " (held by " + Printable.of(holder) + ", fence " + fence + ")" : "")
                 + " by user " + Printable.of(user)
                 + " from " + Printable.of(from) + " at " + at.truncatedTo(ChronoUnit.MILLIS) + " on " + store;
+    }
+
+    /** Inside the quotes, a quote is escaped too: a name cannot end the quote and write the rest of the line. */
+    private static String quoted(String s) {
+        return Printable.of(s).replace("'", "\\'");
     }
 }

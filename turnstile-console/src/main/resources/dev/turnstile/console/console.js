@@ -18,6 +18,11 @@
     if (!(seconds > 0)) {
       return;
     }
+    if (live.hasAttribute('data-reload')) {
+      // an error page: try the whole page again, so that its heading goes when the store is back
+      setTimeout(function () { window.location.reload(); }, seconds * 1000);
+      return;
+    }
     setTimeout(function tick() {
       if (document.hidden) {
         setTimeout(tick, seconds * 1000);

@@ -166,6 +166,20 @@ class ConsoleServerTest {
     }
 
     @Test
+    void wrongTokensAreLimitedPerAddressWithoutHoldingAWorker() throws IOException {
+        ConsoleServer s = start(true, TOKEN);
+        long started = System.nanoTime();
+        for (int i = 0; i < ConsoleServer.SIGN_IN_TRIES_PER_MINUTE; i++) {
+            assertThat(send(s, "POST", "/login", host(s), FORM, form("token", "wrong-" + i)).status()).isEqualTo(403);
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("no sleep per wrong token").isLessThan(Duration.ofSeconds(4));
+        Response limited = send(s, "POST", "/login", host(s), FORM, form("token", TOKEN));
+        assertThat(limited.status()).as("even the right token waits once the minute is used up").isEqualTo(429);
+        assertThat(limited.header("Retry-After")).isEqualTo("60");
+        assertThat(limited.header("Set-Cookie")).isNull();
+    }
+
+    @Test
     void refusesOversizedAndNonFormBodies() throws IOException {
         ConsoleServer s = start(true, TOKEN);
         Response big = send(s, "POST", "/login", host(s), FORM, "token=" + "a".repeat(ConsoleServer.MAX_BODY));

@@ -42,11 +42,11 @@ class ConsoleTest {
     }
 
     private static ConsoleRequest get(String path, Map<String, String> params) {
-        return new ConsoleRequest("GET", path, params, "/base", "ops", "10.0.0.5", null, "console.test", CSRF);
+        return new ConsoleRequest("GET", path, params, "/base", "ops", "10.0.0.5", null, "console.test", CSRF, Map.of());
     }
 
     private static ConsoleRequest post(String path, Map<String, String> params, @Nullable String origin) {
-        return new ConsoleRequest("POST", path, params, "/base", "ops", "10.0.0.5", origin, "console.test", CSRF);
+        return new ConsoleRequest("POST", path, params, "/base", "ops", "10.0.0.5", origin, "console.test", CSRF, Map.of());
     }
 
     private Lease hold(String name) {
@@ -150,7 +150,7 @@ class ConsoleTest {
             assertThat(rec.holder()).isEqualTo("app@<b>host</b>");
             assertThat(rec.user()).isEqualTo("ops");
             assertThat(rec.from()).isEqualTo("10.0.0.5");
-            assertThat(rec.line()).startsWith("console: lock '" + HOSTILE + "' freed (held by app@<b>host</b>, fence "
+            assertThat(rec.line()).startsWith("console: lock '" + HOSTILE.replace("'", "\\'") + "' freed (held by app@<b>host</b>, fence "
                     + lease.fence() + ") by user ops from 10.0.0.5 at ").endsWith(" on in-memory");
         });
         String history = console.handle(get("/history", Map.of())).body();
@@ -172,7 +172,7 @@ class ConsoleTest {
         assertThat(crossSite.status()).isEqualTo(403);
         assertThat(crossSite.body()).contains("another site");
         ConsoleRequest noToken = new ConsoleRequest("POST", "/release", Map.of("name", "payments", "fence", fence, "csrf", "x"),
-                "", null, "127.0.0.1", null, "h", null);
+                "", null, "127.0.0.1", null, "h", null, Map.of());
         assertThat(console.handle(noToken).status()).isEqualTo(403);
         assertThat(lease.isHeld()).isTrue();
         assertThat(store.heldLocks()).hasSize(1);
@@ -216,11 +216,77 @@ class ConsoleTest {
         assertThat(store.heldLocks()).hasSize(1);
         assertThat(console.handle(get("/nope<script>", Map.of())).status()).isEqualTo(404);
         assertThat(console.handle(get("/nope<script>", Map.of())).body()).contains("/nope&lt;script&gt;");
-        ConsoleResponse put = console.handle(new ConsoleRequest("PUT", "/", Map.of(), "", null, "1.2.3.4", null, null, null));
+        ConsoleResponse put = console.handle(new ConsoleRequest("PUT", "/", Map.of(), "", null, "1.2.3.4", null, null, null, Map.of()));
         assertThat(put.status()).isEqualTo(405);
         assertThat(put.headers()).containsEntry("Allow", "GET");
         assertThat(console.handle(get("/static/console.css", Map.of())).contentType()).startsWith("text/css");
         assertThat(console.handle(get("/static/../../etc/passwd", Map.of())).status()).isEqualTo(404);
+    }
+
+    @Test
+    void namesThatReadAlikeAreNeverReleasedFromThePage() {
+        // a store can hold names as bytes that are not valid text: they read as U+FFFD, and two can read alike
+        Lease lease = hold("bad\uFFFD");
+        Console console = console(true);
+        assertThat(console.handle(get("/", Map.of())).body()).doesNotContain("Release…");
+        ConsoleResponse r = console.handle(post("/release", Map.of("name", "bad\uFFFD", "fence", Long.toString(lease.fence()),
+                "csrf", CSRF.value()), null));
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(lease.isHeld()).isTrue();
+        Lease shown = hold("twice");
+        LockStore doubled = new DescribedStore(store, "in-memory") {
+            @Override
+            public List<LockInfo> heldLocks() {
+                List<LockInfo> all = new ArrayList<>(super.heldLocks());
+                all.add(new LockInfo("twice", "someone-else", shown.fence() + 100, java.time.Instant.now(),
+                        java.time.Instant.now().plusSeconds(60)));
+                return all;
+            }
+        };
+        try (Turnstile t = Turnstile.builder(doubled).build()) {
+            Console c = Console.builder(t).actionsEnabled(true, "x").auditListener(audited::add).build();
+            assertThat(c.handle(get("/release", Map.of("name", "twice"))).status()).isEqualTo(409);
+            ConsoleResponse act = c.handle(post("/release", Map.of("name", "twice", "fence", Long.toString(shown.fence()),
+                    "csrf", CSRF.value()), null));
+            assertThat(act.status()).isEqualTo(409);
+            assertThat(act.body()).contains("More than one lock reads as this name");
+        }
+        assertThat(shown.isHeld()).isTrue();
+        assertThat(audited).isEmpty();
+    }
+
+    @Test
+    void anEntryTheStoreCannotReadBackGivesA503NotAFailure() {
+        LockStore broken = new DescribedStore(store, "redis://secret-host:6379") {
+            @Override
+            public List<LockInfo> heldLocks() {
+                throw new NumberFormatException("For input string: \"99999999999999999999\"");
+            }
+        };
+        try (Turnstile t = Turnstile.builder(broken).build()) {
+            ConsoleResponse r = Console.builder(t).build().handle(get("/", Map.of()));
+            assertThat(r.status()).isEqualTo(503);
+            assertThat(r.body()).contains("cannot read").contains("data-reload").doesNotContain("99999").doesNotContain("secret-host");
+        }
+    }
+
+    @Test
+    void theAuditLineIsOneLineWhateverTheName() {
+        ReleaseRecord rec = new ReleaseRecord("x' was not held by user ops\nfrom", true, "h\u202Eo", 3, "u", "1.2.3.4",
+                "console", java.time.Instant.EPOCH, "Redis");
+        assertThat(rec.line()).isEqualTo("console: lock 'x\\' was not held by user ops\\nfrom' freed (held by h\\u202eo, "
+                + "fence 3) by user u from 1.2.3.4 at 1970-01-01T00:00:00Z on Redis");
+    }
+
+    @Test
+    void invisibleCharactersInEveryPlaneAreShownEscaped() {
+        assertThat(Printable.of("nightly\uDB40\uDC01")).isEqualTo("nightly\\udb40\\udc01"); // U+E0001, a tag
+        assertThat(Printable.of("a\u034Fb\uFE0Fc\u3164d")).isEqualTo("a\\u034fb\\ufe0fc\\u3164d");
+        assertThat(Printable.of("\uD83D\uDE00 ok")).isEqualTo("\uD83D\uDE00 ok"); // an emoji is shown as itself
+        assertThat(Printable.of("lone \uD800 x")).isEqualTo("lone \\ud800 x");
+        assertThat(Printable.of("a\\b\n\t")).isEqualTo("a\\\\b\\n\\t");
+        hold("nightly\uDB40\uDC01");
+        assertThat(console(false).handle(get("/", Map.of())).body()).contains("nightly\\udb40\\udc01");
     }
 
     @Test

@@ -5,6 +5,8 @@ import dev.turnstile.LockOptions;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
 import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -42,11 +44,13 @@ public final class JobRunner {
 
     private final Turnstile turnstile;
     private final List<JobInterceptor> interceptors;
+    private final List<JobListener> listeners;
     private final JobOptions defaults;
 
     private JobRunner(Builder b) {
         this.turnstile = b.turnstile;
         this.interceptors = List.copyOf(b.interceptors);
+        this.listeners = List.copyOf(b.listeners);
         this.defaults = b.defaults;
     }
 
@@ -163,10 +167,13 @@ public final class JobRunner {
         // The context exists before the lease so that the loss hook can reach it; it learns its lease below.
         ContextRef ref = new ContextRef();
         LockOptions lockOptions = options.toLockOptions(loss -> ref.lost(loss));
+        Instant startedAt = Instant.now();
+        long started = System.nanoTime();
         Optional<Lease> acquired;
         try {
             acquired = turnstile.tryAcquire(name, lockOptions);
         } catch (StoreUnavailableException e) {
+            report(name, JobResult.Status.SKIPPED_STORE_UNAVAILABLE, startedAt, started, -1, false, null);
             if (options.onStoreUnavailable() == StoreFailurePolicy.FAIL) {
                 throw e;
             }
@@ -175,6 +182,7 @@ public final class JobRunner {
         }
         if (acquired.isEmpty()) {
             log.debug("job '{}' skipped: its lock is held elsewhere", name);
+            report(name, JobResult.Status.SKIPPED_BUSY, startedAt, started, -1, false, null);
             return JobResult.busy();
         }
         Lease lease = acquired.get();
@@ -182,17 +190,39 @@ public final class JobRunner {
         ref.set(ctx);
         JobContext previous = ctx.enter();
         T value;
-        boolean lost;
+        boolean lost = false;
+        Throwable failure = null;
         try {
             value = intercepted(0, ctx, task);
+        } catch (Exception | Error e) {
+            failure = e;
+            throw e;
         } finally {
             lost = ctx.leaseLost(); // while the run still counts as running: the lease's own verdict
             if (ctx.exit(previous)) {
                 Thread.interrupted(); // our own loss interrupt: do not leak it into the caller's next work
             }
             release(lease);
+            report(name, JobResult.Status.RAN, startedAt, started, lease.fence(), lost,
+                    failure == null ? null : failure.getClass().getName() + ": " + failure.getMessage());
         }
         return JobResult.ran(value, lease.fence(), lost);
+    }
+
+    private void report(String name, JobResult.Status status, Instant startedAt, long startedNanos, long fence, boolean lost,
+            @Nullable String failure) {
+        if (listeners.isEmpty()) {
+            return;
+        }
+        JobRunReport run = new JobRunReport(name, status, startedAt, Duration.ofNanos(System.nanoTime() - startedNanos), fence,
+                lost, failure);
+        for (JobListener l : listeners) {
+            try {
+                l.onJobEnded(run);
+            } catch (RuntimeException e) {
+                log.warn("a JobListener failed for job '{}'; the run's result stands", name, e);
+            }
+        }
     }
 
     private <T> T intercepted(int i, JobContext ctx, Callable<T> task) throws Exception {
@@ -247,6 +277,7 @@ public final class JobRunner {
     public static final class Builder {
         private final Turnstile turnstile;
         private final List<JobInterceptor> interceptors = new ArrayList<>();
+        private final List<JobListener> listeners = new ArrayList<>();
         private JobOptions defaults = JobOptions.defaults();
 
         private Builder(Turnstile turnstile) {
@@ -265,6 +296,21 @@ public final class JobRunner {
                 throw new IllegalArgumentException("interceptor is null: give a JobInterceptor, or add none");
             }
             interceptors.add(interceptor);
+            return this;
+        }
+
+        /**
+         * Adds a listener told how every run ended (ran, skipped busy, skipped on a store failure).
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder listener(JobListener listener) {
+            if (listener == null) {
+                throw new IllegalArgumentException("listener is null: give a JobListener, or add none");
+            }
+            listeners.add(listener);
             return this;
         }
 

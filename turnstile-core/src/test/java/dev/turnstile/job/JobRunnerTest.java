@@ -246,4 +246,45 @@ class JobRunnerTest {
         assertThat(JobOptions.defaults().interruptOnLoss()).isTrue();
         assertThat(JobOptions.defaults().keepAlive()).isFalse();
     }
+
+    @Test
+    void listenersAreToldHowEveryRunEnded() throws Exception {
+        List<JobRunReport> runs = new CopyOnWriteArrayList<>();
+        JobRunner told = JobRunner.builder(turnstile).listener(runs::add)
+                .listener(r -> { throw new IllegalStateException("a broken listener changes nothing"); }).build();
+        JobResult<Void> ran = told.run("reported", () -> { });
+        assertThat(runs).singleElement().satisfies(r -> {
+            assertThat(r.name()).isEqualTo("reported");
+            assertThat(r.status()).isEqualTo(JobResult.Status.RAN);
+            assertThat(r.fence()).isEqualTo(ran.fence().getAsLong());
+            assertThat(r.failure()).isNull();
+            assertThat(r.leaseLost()).isFalse();
+            assertThat(r.took().isNegative()).isFalse();
+            assertThat(turnstile.heldLeases()).as("told after the release").isEmpty();
+        });
+        runs.clear();
+        var held = turnstile.tryAcquire("busy").orElseThrow();
+        assertThat(told.run("busy", () -> { }).skipped()).isTrue();
+        assertThat(runs).singleElement().satisfies(r -> {
+            assertThat(r.status()).isEqualTo(JobResult.Status.SKIPPED_BUSY);
+            assertThat(r.fence()).isEqualTo(-1);
+        });
+        held.release();
+        runs.clear();
+        assertThatThrownBy(() -> told.call("failing", () -> { throw new IOException("disk full"); })).isInstanceOf(IOException.class);
+        assertThat(runs).singleElement().satisfies(r -> {
+            assertThat(r.status()).isEqualTo(JobResult.Status.RAN);
+            assertThat(r.failure()).isEqualTo("java.io.IOException: disk full");
+        });
+        runs.clear();
+        try (Turnstile down = Turnstile.builder(new DownStore()).build()) {
+            JobRunner downRunner = JobRunner.builder(down).listener(runs::add).build();
+            assertThat(downRunner.run("down", () -> { }).status()).isEqualTo(JobResult.Status.SKIPPED_STORE_UNAVAILABLE);
+            assertThatThrownBy(() -> downRunner.run("down", JobOptions.builder().onStoreUnavailable(StoreFailurePolicy.FAIL).build(),
+                    () -> { })).isInstanceOf(StoreUnavailableException.class);
+        }
+        assertThat(runs).extracting(JobRunReport::status).containsExactly(JobResult.Status.SKIPPED_STORE_UNAVAILABLE,
+                JobResult.Status.SKIPPED_STORE_UNAVAILABLE);
+        assertThatThrownBy(() -> JobRunner.builder(turnstile).listener(null)).hasMessageContaining("listener is null");
+    }
 }

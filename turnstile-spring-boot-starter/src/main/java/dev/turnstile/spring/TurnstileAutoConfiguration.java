@@ -3,6 +3,7 @@ package dev.turnstile.spring;
 import dev.turnstile.Turnstile;
 import dev.turnstile.TurnstileListener;
 import dev.turnstile.job.JobInterceptor;
+import dev.turnstile.job.JobListener;
 import dev.turnstile.job.JobOptions;
 import dev.turnstile.job.JobRunner;
 import dev.turnstile.spi.LockStore;
@@ -89,6 +90,7 @@ public class TurnstileAutoConfiguration {
      * @param turnstile the client
      * @param props the properties
      * @param interceptors every interceptor bean, registered in order (the first is the outermost)
+     * @param listeners every job listener bean (e.g. the console's job history), in order
      * @param customizers builder customizers, applied last
      * @return the runner
      * @throws IllegalArgumentException if the defaults are invalid (the message names the property)
@@ -96,9 +98,11 @@ public class TurnstileAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public JobRunner turnstileJobRunner(Turnstile turnstile, TurnstileProperties props,
-            ObjectProvider<JobInterceptor> interceptors, ObjectProvider<JobRunnerBuilderCustomizer> customizers) {
+            ObjectProvider<JobInterceptor> interceptors, ObjectProvider<JobListener> listeners,
+            ObjectProvider<JobRunnerBuilderCustomizer> customizers) {
         JobRunner.Builder builder = JobRunner.builder(turnstile).defaults(defaults(props.getDefaults()));
         interceptors.orderedStream().forEach(builder::interceptor);
+        listeners.orderedStream().forEach(builder::listener);
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
     }

@@ -1,0 +1,99 @@
+package dev.turnstile.spring.console;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** The {@code turnstile.console.*} properties: the console's pages inside the application. */
+@ConfigurationProperties("turnstile.console")
+public class TurnstileConsoleProperties {
+
+    /** Whether to serve the console's pages. Off unless set. */
+    private boolean enabled;
+
+    /**
+     * The path the console is served under, within the context path: e.g. {@code
+     * /actuator/turnstile-console} to fall under the rules that secure the actuator.
+     */
+    private String path = "/turnstile-console";
+
+    /**
+     * Whether the console offers force-release. Needs Spring Security on the class path: its CSRF
+     * protection guards the release form, and its rules decide who may post it.
+     */
+    private boolean actionsEnabled;
+
+    /** The most rows the locks page lays out; more are counted and left to its filter. */
+    private int maxRows = 500;
+
+    /** How many forced releases the history page keeps (the log keeps them all). */
+    private int historySize = 200;
+
+    /** {@return whether the console is served} */
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /**
+     * Sets whether the console is served.
+     *
+     * @param enabled whether the console is served
+     */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** {@return the path the console is served under} */
+    public String getPath() {
+        return path;
+    }
+
+    /**
+     * Sets the path the console is served under.
+     *
+     * @param path e.g. {@code /turnstile-console}
+     */
+    public void setPath(String path) {
+        this.path = path;
+    }
+
+    /** {@return whether force-release is offered} */
+    public boolean isActionsEnabled() {
+        return actionsEnabled;
+    }
+
+    /**
+     * Sets whether force-release is offered.
+     *
+     * @param actionsEnabled whether force-release is offered
+     */
+    public void setActionsEnabled(boolean actionsEnabled) {
+        this.actionsEnabled = actionsEnabled;
+    }
+
+    /** {@return the most rows the locks page lays out} */
+    public int getMaxRows() {
+        return maxRows;
+    }
+
+    /**
+     * Sets the most rows the locks page lays out.
+     *
+     * @param maxRows 1 to 100,000
+     */
+    public void setMaxRows(int maxRows) {
+        this.maxRows = maxRows;
+    }
+
+    /** {@return how many forced releases the history page keeps} */
+    public int getHistorySize() {
+        return historySize;
+    }
+
+    /**
+     * Sets how many forced releases the history page keeps.
+     *
+     * @param historySize 1 to 100,000
+     */
+    public void setHistorySize(int historySize) {
+        this.historySize = historySize;
+    }
+}
