@@ -53,6 +53,12 @@ final class ConsoleCommand implements Callable<Integer> {
                     + "Repeatable.")
     java.util.List<String> roles = new java.util.ArrayList<>();
 
+    @Option(names = "--public-url", paramLabel = "URL",
+            description = "The URL browsers use when the console is reached through a reverse proxy (TLS) or a tunnel "
+                    + "on another port, e.g. https://locks.example.com: its host is accepted in Host and its origin in "
+                    + "forms' Origin.")
+    @Nullable String publicUrl;
+
     @Option(names = "--token-file", paramLabel = "FILE",
             description = "Read the console token from the first line of FILE (at least 16 characters) when "
                     + "$TURNSTILE_CONSOLE_TOKEN is not set.")
@@ -95,12 +101,15 @@ final class ConsoleCommand implements Callable<Integer> {
                     }
                 })
                 .build();
-        ConsoleServer.Builder server = ConsoleServer.builder(console).listen(address);
-        if (token != null) {
-            server.token(token);
-        }
         ConsoleServer running;
         try {
+            ConsoleServer.Builder server = ConsoleServer.builder(console).listen(address);
+            if (publicUrl != null) {
+                server.publicUrl(publicUrl);
+            }
+            if (token != null) {
+                server.token(token);
+            }
             running = server.start();
         } catch (RuntimeException e) {
             turnstile.close();
@@ -146,20 +155,28 @@ final class ConsoleCommand implements Callable<Integer> {
                     + "a device or a pipe): give a file with the token on its first line");
         }
         String first;
-        // the first line only, and at most 4 KiB of it: a token is a few dozen characters
-        try (java.io.Reader in = new java.io.InputStreamReader(Files.newInputStream(tokenFile),
-                java.nio.charset.StandardCharsets.UTF_8.newDecoder())) {
-            char[] buf = new char[4096];
-            int n = in.read(buf);
-            first = n <= 0 ? "" : new String(buf, 0, n).lines().findFirst().orElse("");
+        // the first line only (what follows it is not read, let alone decoded), and at most 4 KiB
+        try (java.io.InputStream in = Files.newInputStream(tokenFile)) {
+            byte[] head = in.readNBytes(4097);
+            int end = 0;
+            while (end < head.length && head[end] != '\n') {
+                end++;
+            }
+            if (end > 4096) {
+                throw new IllegalArgumentException("--token-file " + tokenFile + ": its first line is longer than 4096 bytes; "
+                        + "a token is a few dozen characters: put it alone on the first line");
+            }
+            first = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .decode(java.nio.ByteBuffer.wrap(head, 0, end)).toString();
         } catch (java.nio.charset.CharacterCodingException e) {
-            throw new IllegalArgumentException("--token-file " + tokenFile + " is not UTF-8 text: put the token on its first line");
+            throw new IllegalArgumentException("--token-file " + tokenFile + ": its first line is not UTF-8 text: put the "
+                    + "token on its first line");
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read --token-file " + tokenFile + " (" + e + "): give a readable file "
                     + "with the token on its first line");
         }
         // a byte-order mark is not part of the token (editors on some systems write one)
-        String t = (first.startsWith("\uFEFF") ? first.substring(1) : first).strip();
+        String t = first.replaceFirst("^\uFEFF+", "").strip();
         if (t.isEmpty()) {
             throw new IllegalArgumentException("--token-file " + tokenFile + " is empty: put the token on its first line");
         }

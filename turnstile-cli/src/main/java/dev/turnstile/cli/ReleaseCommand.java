@@ -24,7 +24,7 @@ import picocli.CommandLine.Model.CommandSpec;
                 + "and PostgreSQL (elsewhere at its next renewal), and a 'turnstile run' holder stops its command "
                 + "and exits 70. The fence keeps growing.",
                 "Every forced release is reported on stderr as one line: 'turnstile: release --force: lock 'NAME' "
-                        + "freed (held by OWNER, fence F) by user U from host H (pid P, parent pid Q) at TIME on STORE', "
+                        + "freed (held by 'OWNER', fence F) by user 'U' from host H (pid P, parent pid Q) at TIME on STORE', "
                         + "the record 'turnstile console' writes too, and sent to syslog "
                         + "(tag turnstile, facility user, priority notice) where the logger command exists.",
                 "Never creates a store: a SQLite path that does not exist is an error.",

@@ -184,8 +184,8 @@ class ConsoleBrowserTest {
             Duration took = Duration.ofNanos(System.nanoTime() - clicked);
             assertThat(run.exitValue()).as("lease lost: exit 70 (log: %s)", log(cli)).isEqualTo(70);
             assertThat(took).as("stopped soon after the release").isLessThan(within);
-            assertThat(log(consoleCli)).contains("turnstile: console: lock '").contains("freed (held by vm:")
-                    .contains("fence " + fence + ") by user token holder from 127.0.0.1");
+            assertThat(log(consoleCli)).contains("turnstile: console: lock '").contains("freed (held by 'vm:")
+                    .contains("fence " + fence + ") by user 'token holder' from 127.0.0.1");
             browser.get(base);
             assertThat(browser.findElements(By.cssSelector("#locks td.name"))).extracting(WebElement::getText).doesNotContain(lock);
         } finally {

@@ -1,6 +1,7 @@
 package dev.turnstile.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -75,6 +76,22 @@ class ConsoleCommandTest {
         assertThat(ConsoleCommand.readTokenFile(huge)).as("its first line, without reading the rest").isEqualTo("y".repeat(20));
         Path bom = Files.write(dir.resolve("bom"), "\uFEFFabcdefghijklmnop1234\r\nsecond".getBytes(java.nio.charset.StandardCharsets.UTF_8));
         assertThat(ConsoleCommand.readTokenFile(bom)).as("a byte-order mark is not part of the token").isEqualTo("abcdefghijklmnop1234");
+        Path twoBoms = Files.write(dir.resolve("boms"), "\uFEFF\uFEFFabcdefghijklmnop1234".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(ConsoleCommand.readTokenFile(twoBoms)).isEqualTo("abcdefghijklmnop1234");
+        byte[] tail = {'\n', (byte) 0xff, (byte) 0xfe};
+        Path binaryAfter = dir.resolve("binary-after");
+        Files.write(binaryAfter, "abcdefghijklmnop1234".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Files.write(binaryAfter, tail, java.nio.file.StandardOpenOption.APPEND);
+        assertThat(ConsoleCommand.readTokenFile(binaryAfter)).as("only the first line is decoded").isEqualTo("abcdefghijklmnop1234");
+        Path longLine = Files.writeString(dir.resolve("long"), "z".repeat(5000));
+        assertThatThrownBy(() -> ConsoleCommand.readTokenFile(longLine)).hasMessageContaining("longer than 4096 bytes");
+        String pub = "jdbc:sqlite:" + dir.resolve("pub.db");
+        assertThat(cli.run("run", "--store", pub + "?turnstile.createTable=true", "--lock", "a", "--", "true").code()).isZero();
+        for (String url : List.of("ftp://x", "https://u:p@x", "https://x/path", "not a url")) {
+            Cli.Result r = cli.run("console", "--store", pub, "--public-url", url, "--listen", "127.0.0.1:0");
+            assertThat(r.code()).as("%s: %s", url, r.all()).isEqualTo(64);
+            assertThat(r.err()).contains("is not an http or https URL of a host");
+        }
         Path binary = Files.write(dir.resolve("binary"), new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1});
         Cli.Result notText = cli.run("console", "--store", store, "--allow-release", "--token-file", binary.toString());
         assertThat(notText.code()).as(notText.all()).isEqualTo(64);

@@ -614,8 +614,8 @@ class HostileInputTest {
         Cli.Result r = cli.run("release", "--force", LOCK);
         holder.join();
         assertThat(r.code()).as(r.all()).isZero();
-        assertThat(r.err()).contains("release --force: lock '" + LOCK + "' freed (held by ").contains(", fence ").contains(") by user "
-                        + System.getProperty("user.name") + " from host ")
+        assertThat(r.err()).contains("release --force: lock '" + LOCK + "' freed (held by ").contains(", fence ").contains(") by user '"
+                        + System.getProperty("user.name") + "' from host ")
                 .contains("(pid " + ProcessHandle.current().pid() + ", parent pid ")
                 .contains(" on jdbc:sqlite:");
         Cli.Result again = cli.run("release", "--force", LOCK);

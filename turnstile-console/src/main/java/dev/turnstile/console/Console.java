@@ -137,10 +137,12 @@ public final class Console {
             // unreachable, not set up (no lock table), closed, or an entry the store cannot read back:
             // the cause may name hosts and tables, so it goes to the log only
             log.warn("console: reading the store failed: {}", e.toString());
+            boolean get = r.method().equalsIgnoreCase("GET") || r.method().equalsIgnoreCase("HEAD");
+            // a page asked for again by itself: a reload of a POST would ask to send the form again
             return page(r, 503, "Store unavailable", "", Layout.message("Store unavailable",
                     "The store did not answer, or answered something the console cannot read (the console's log says "
-                            + "why). The page tries again by itself.")
-                    + "<div id=\"live\" data-refresh=\"5\" data-reload=\"\"></div>");
+                            + "why). " + (get ? "The page tries again by itself." : "Nothing was released; try again."))
+                    + (get ? "<div id=\"live\" data-refresh=\"5\" data-reload=\"\"></div>" : ReleasePages.back(r)));
         }
     }
 

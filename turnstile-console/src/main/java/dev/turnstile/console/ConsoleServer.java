@@ -54,6 +54,9 @@ public final class ConsoleServer implements AutoCloseable {
     private final byte @Nullable [] tokenDigest;
     private final boolean loopback;
     private final Set<String> hosts;
+    /** The origins a browser's form may come from: the console's own addresses and its public URL. */
+    private final Set<String> origins;
+    private final @Nullable String publicUrl;
     /** Named after the port: browsers send a host's cookies to all its ports, and two consoles must not sign each other out. */
     private final String cookie;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
@@ -70,8 +73,20 @@ public final class ConsoleServer implements AutoCloseable {
         this.loopback = bound.getAddress().isLoopbackAddress();
         int port = bound.getPort();
         this.cookie = COOKIE_PREFIX + port;
-        this.hosts = Set.copyOf(java.util.List.of("127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
-                hostOf(bound.getAddress()) + ":" + port));
+        java.util.Set<String> h = new java.util.HashSet<>(java.util.List.of("127.0.0.1:" + port, "localhost:" + port,
+                "[::1]:" + port, hostOf(bound.getAddress()) + ":" + port));
+        java.util.Set<String> o = new java.util.HashSet<>();
+        h.forEach(a -> o.add("http://" + a));
+        this.publicUrl = b.publicUrl;
+        if (b.publicUrl != null) {
+            // behind a reverse proxy or a tunnel: the browser's Host and Origin are the public ones
+            java.net.URI u = java.net.URI.create(b.publicUrl);
+            String authority = u.getRawAuthority().toLowerCase(Locale.ROOT);
+            h.add(authority);
+            o.add(u.getScheme().toLowerCase(Locale.ROOT) + "://" + authority);
+        }
+        this.hosts = Set.copyOf(h);
+        this.origins = Set.copyOf(o);
         AtomicInteger n = new AtomicInteger();
         // A request's headers and body are read on a worker thread, so a client that sends slowly
         // holds one until the server's request time limit: enough workers that a few cannot stop it.
@@ -113,6 +128,9 @@ public final class ConsoleServer implements AutoCloseable {
      * @return the URL
      */
     public String url() {
+        if (publicUrl != null) {
+            return publicUrl.endsWith("/") ? publicUrl : publicUrl + "/";
+        }
         InetSocketAddress a = server.getAddress();
         return "http://" + hostOf(a.getAddress()) + ":" + a.getPort() + "/";
     }
@@ -177,8 +195,13 @@ public final class ConsoleServer implements AutoCloseable {
             return plain(403, "This request came from another site (Sec-Fetch-Site: " + fetchSite + "): the console takes "
                     + "actions from its own pages only.");
         }
+        if (method.equals("POST") && origin != null && !origin.equals("null") && !origins.contains(origin.toLowerCase(Locale.ROOT))
+                && !origin.equalsIgnoreCase("http://" + host)) {
+            return plain(403, "This request came from another site (Origin " + Printable.of(origin) + "): the console takes "
+                    + "actions from its own pages only. Behind a reverse proxy or a tunnel, start it with --public-url.");
+        }
         if (path.equals("/login")) {
-            return login(method, params, origin, host, remote);
+            return login(method, params, remote);
         }
         if (path.equals("/logout")) {
             return logout(method, session);
@@ -189,13 +212,13 @@ public final class ConsoleServer implements AutoCloseable {
             return method.equals("GET") || method.equals("HEAD") ? ConsoleResponse.redirect("/login")
                     : plain(403, "Sign in with the console's token first (" + url() + "login).");
         }
+        // the Origin was checked above against this server's own origins (a proxy's too): not again
         ConsoleRequest request = new ConsoleRequest(method, path, params, "", session != null ? "token holder" : null,
-                remote, origin, host, session != null ? new ConsoleRequest.CsrfField("csrf", session.csrf()) : null, Map.of());
+                remote, null, host, session != null ? new ConsoleRequest.CsrfField("csrf", session.csrf()) : null, Map.of());
         return console.handle(request);
     }
 
-    private ConsoleResponse login(String method, Map<String, String> params, @Nullable String origin,
-            @Nullable String host, String remote) {
+    private ConsoleResponse login(String method, Map<String, String> params, String remote) {
         if (tokenDigest == null) {
             return ConsoleResponse.html(404, loginPage("This console was started without a token: it is read-only and "
                     + "nobody signs in." + (console.actionsEnabled() ? "" : " Start it with --allow-release to enable actions.")));
@@ -205,9 +228,6 @@ public final class ConsoleServer implements AutoCloseable {
         }
         if (!method.equals("POST")) {
             return plain(405, "Sign in with the form (GET /login, then POST).");
-        }
-        if (origin != null && !origin.equals("null") && !origin.equals("http://" + host)) {
-            return ConsoleResponse.html(403, loginPage("The sign-in came from another site (Origin " + origin + "): refused."));
         }
         if (tooManyWrongTokens(remote, false)) {
             return new ConsoleResponse(429, "text/html; charset=utf-8", Map.of("Retry-After", "60"),
@@ -368,6 +388,7 @@ public final class ConsoleServer implements AutoCloseable {
         private final Console console;
         private InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), 7433);
         private @Nullable String token;
+        private @Nullable String publicUrl;
 
         private Builder(Console console) {
             this.console = console;
@@ -405,6 +426,33 @@ public final class ConsoleServer implements AutoCloseable {
                 throw new IllegalArgumentException("the console token starts or ends with white space: remove it");
             }
             this.token = token;
+            return this;
+        }
+
+        /**
+         * The URL browsers use when the console is reached through a reverse proxy (with TLS) or a
+         * tunnel on another port: its host and port are accepted in the {@code Host} header, and
+         * its origin in a form's {@code Origin}, besides the console's own loopback addresses.
+         *
+         * @param url e.g. {@code https://locks.example.com} or {@code http://localhost:9000}
+         * @return this builder
+         * @throws IllegalArgumentException if it is not an http or https URL with a host (no user info, query or fragment)
+         */
+        public Builder publicUrl(String url) {
+            java.net.URI u;
+            try {
+                u = url == null ? null : new java.net.URI(url);
+            } catch (java.net.URISyntaxException e) {
+                u = null;
+            }
+            if (u == null || u.getScheme() == null || !(u.getScheme().equalsIgnoreCase("http") || u.getScheme().equalsIgnoreCase("https"))
+                    || u.getHost() == null || u.getRawUserInfo() != null || u.getRawQuery() != null || u.getRawFragment() != null
+                    || (u.getRawPath() != null && !u.getRawPath().isEmpty() && !u.getRawPath().equals("/"))) {
+                throw new IllegalArgumentException("public URL '" + (url == null ? "null" : Printable.of(url)) + "' is not "
+                        + "an http or https URL of a host (and port), e.g. https://locks.example.com: give the address "
+                        + "browsers use, without a path, query or user");
+            }
+            this.publicUrl = u.getScheme().toLowerCase(Locale.ROOT) + "://" + u.getRawAuthority();
             return this;
         }
 

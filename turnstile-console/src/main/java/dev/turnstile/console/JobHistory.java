@@ -56,8 +56,15 @@ public final class JobHistory implements JobListener {
         }
     }
 
+    /** The longest failure text kept: an exception's message can be a whole response body. */
+    static final int MAX_FAILURE = 500;
+
     @Override
-    public void onJobEnded(JobRunReport run) {
+    public void onJobEnded(JobRunReport report) {
+        String failure = report.failure();
+        JobRunReport run = failure == null || failure.length() <= MAX_FAILURE ? report
+                : new JobRunReport(report.name(), report.status(), report.startedAt(), report.took(), report.fence(),
+                        report.leaseLost(), failure.substring(0, MAX_FAILURE - 1) + "…");
         synchronized (jobs) {
             Stats s = jobs.computeIfAbsent(run.name(), n -> new Stats(run));
             s.last = run;

@@ -7,7 +7,8 @@ package dev.turnstile.console;
  * {@code \n}, {@code \r}, {@code \t}, and as {@code \}{@code uXXXX} (each UTF-16 unit): control
  * characters, line and paragraph separators, format characters (such as a right-to-left override or
  * a tag character, in any plane), the other default-ignorable code points that render as nothing
- * (variation selectors, the Hangul fillers, the combining grapheme joiner), and lone surrogates.
+ * (variation selectors, the Hangul fillers, the combining grapheme joiner), spaces other than the
+ * plain space, unassigned and private-use code points, and lone surrogates.
  * {@code turnstile locks}, {@code release --force} and the console all show names this way.
  */
 public final class Printable {
@@ -44,10 +45,15 @@ public final class Printable {
         return b.toString();
     }
 
-    /** Whether a code point shows as nothing, or as something other than itself. */
+    /** Whether a code point shows as nothing, as a plain space, or as something other than itself. */
     private static boolean hidden(int cp) {
-        return Character.isISOControl(cp) || cp == 0x2028 || cp == 0x2029 || Character.getType(cp) == Character.FORMAT
-                || Character.getType(cp) == Character.SURROGATE // only a lone one reaches here: a pair is one code point
+        int type = Character.getType(cp);
+        return Character.isISOControl(cp) || cp == 0x2028 || cp == 0x2029 || type == Character.FORMAT
+                || type == Character.SURROGATE // only a lone one reaches here: a pair is one code point
+                // not yet assigned (in this JVM's Unicode): no font draws it, some are reserved as invisible
+                || type == Character.UNASSIGNED || type == Character.PRIVATE_USE
+                // a no-break, ideographic or other space looks like ' ': 'a b' and 'a\u00a0b' are two names
+                || (type == Character.SPACE_SEPARATOR && cp != ' ')
                 || cp == 0x034F || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 || cp == 0x17B5
                 || (cp >= 0x180B && cp <= 0x180F) || cp == 0x3164 || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFFA0
                 || (cp >= 0x1BCA0 && cp <= 0x1BCA3) || (cp >= 0xE0000 && cp <= 0xE0FFF);

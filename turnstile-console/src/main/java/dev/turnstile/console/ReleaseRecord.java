@@ -24,20 +24,22 @@ public record ReleaseRecord(String name, boolean freed, @Nullable String holder,
         String via, Instant at, String store) {
 
     /**
-     * One line for logs, stderr and syslog. Names and holders are quoted with control characters
-     * escaped, so the line stays one line.
+     * One line for logs, stderr and syslog. The name, the holder and the user come from outside
+     * (lock names and owner identities are anyone's input): each is quoted, with a quote inside
+     * escaped as {@code \'} and control and invisible characters as {@link Printable} shows them,
+     * so the line stays one line and none of them can write the rest of it.
      *
-     * @return e.g. {@code console: lock 'nightly' freed (held by app@h1:7:x, fence 42) by user ops from
-     *     10.0.0.5 at 2026-11-27T10:00:00Z on PostgreSQL}
+     * @return e.g. {@code console: lock 'nightly' freed (held by 'app@h1:7:x', fence 42) by user 'ops'
+     *     from 10.0.0.5 at 2026-11-27T10:00:00Z on PostgreSQL}
      */
     public String line() {
         return via + ": lock '" + quoted(name) + "' " + (freed ? "freed" : "was not held")
-                + (holder != null ? " (held by " + Printable.of(holder) + ", fence " + fence + ")" : "")
-                + " by user " + Printable.of(user)
+                + (holder != null ? " (held by '" + quoted(holder) + "', fence " + fence + ")" : "")
+                + " by user '" + quoted(user) + "'"
                 + " from " + Printable.of(from) + " at " + at.truncatedTo(ChronoUnit.MILLIS) + " on " + store;
     }
 
-    /** Inside the quotes, a quote is escaped too: a name cannot end the quote and write the rest of the line. */
+    /** Inside the quotes, a quote is escaped too: a value cannot end the quote and write the rest of the line. */
     private static String quoted(String s) {
         return Printable.of(s).replace("'", "\\'");
     }

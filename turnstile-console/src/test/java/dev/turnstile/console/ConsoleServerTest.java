@@ -180,6 +180,29 @@ class ConsoleServerTest {
     }
 
     @Test
+    void behindAProxyOrTunnelThePublicUrlIsAcceptedAndNothingElse() throws IOException {
+        Console console = Console.builder(turnstile).actionsEnabled(true, "x").build();
+        server = ConsoleServer.builder(console).listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+                .token(TOKEN).publicUrl("https://Locks.Example.com").start();
+        ConsoleServer s = server;
+        assertThat(s.url()).isEqualTo("https://Locks.Example.com/");
+        // a TLS proxy that passes the public Host, and one that passes the upstream's
+        for (String host : new String[] {"locks.example.com", host(s)}) {
+            Response in = send(s, "POST", "/login", host, FORM + "Origin: https://locks.example.com\r\n", form("token", TOKEN));
+            assertThat(in.status()).as(host).isEqualTo(303);
+        }
+        assertThat(send(s, "POST", "/login", host(s), FORM + "Origin: http://locks.example.com\r\n", form("token", TOKEN))
+                .status()).as("another scheme is another origin").isEqualTo(403);
+        assertThat(send(s, "GET", "/", "other.example.com", "", null).status()).isEqualTo(421);
+        for (String bad : new String[] {"ftp://x", "https://", "https://user:pw@x", "https://x/path", "https://x?q", "x", "",
+                "https://x#f", "javascript:alert(1)"}) {
+            assertThatThrownBy(() -> ConsoleServer.builder(console).publicUrl(bad)).as(bad)
+                    .hasMessageContaining("is not an http or https URL of a host");
+        }
+        assertThatThrownBy(() -> ConsoleServer.builder(console).publicUrl(null)).hasMessageContaining("null");
+    }
+
+    @Test
     void refusesOversizedAndNonFormBodies() throws IOException {
         ConsoleServer s = start(true, TOKEN);
         Response big = send(s, "POST", "/login", host(s), FORM, "token=" + "a".repeat(ConsoleServer.MAX_BODY));

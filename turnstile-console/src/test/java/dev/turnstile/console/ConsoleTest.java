@@ -150,8 +150,8 @@ class ConsoleTest {
             assertThat(rec.holder()).isEqualTo("app@<b>host</b>");
             assertThat(rec.user()).isEqualTo("ops");
             assertThat(rec.from()).isEqualTo("10.0.0.5");
-            assertThat(rec.line()).startsWith("console: lock '" + HOSTILE.replace("'", "\\'") + "' freed (held by app@<b>host</b>, fence "
-                    + lease.fence() + ") by user ops from 10.0.0.5 at ").endsWith(" on in-memory");
+            assertThat(rec.line()).startsWith("console: lock '" + HOSTILE.replace("'", "\\'") + "' freed (held by 'app@<b>host</b>', fence "
+                    + lease.fence() + ") by user 'ops' from 10.0.0.5 at ").endsWith(" on in-memory");
         });
         String history = console.handle(get("/history", Map.of())).body();
         assertThat(history).contains("freed").contains(">" + lease.fence() + "<").contains("10.0.0.5").contains(">ops<")
@@ -267,15 +267,22 @@ class ConsoleTest {
             ConsoleResponse r = Console.builder(t).build().handle(get("/", Map.of()));
             assertThat(r.status()).isEqualTo(503);
             assertThat(r.body()).contains("cannot read").contains("data-reload").doesNotContain("99999").doesNotContain("secret-host");
+            ConsoleResponse posted = Console.builder(t).actionsEnabled(true, "x").build().handle(post("/release",
+                    Map.of("name", "a", "fence", "1", "csrf", CSRF.value()), null));
+            assertThat(posted.status()).isEqualTo(503);
+            assertThat(posted.body()).as("a reload would send the form again").doesNotContain("data-reload")
+                    .contains("Nothing was released");
         }
     }
 
     @Test
     void theAuditLineIsOneLineWhateverTheName() {
-        ReleaseRecord rec = new ReleaseRecord("x' was not held by user ops\nfrom", true, "h\u202Eo", 3, "u", "1.2.3.4",
+        ReleaseRecord rec = new ReleaseRecord("x' was not held by user ops\nfrom", true,
+                "svc', fence 3) by user 'alice' from 10.9.9.9 at 2026 on PostgreSQL [\u202E", 3, "u'", "1.2.3.4",
                 "console", java.time.Instant.EPOCH, "Redis");
-        assertThat(rec.line()).isEqualTo("console: lock 'x\\' was not held by user ops\\nfrom' freed (held by h\\u202eo, "
-                + "fence 3) by user u from 1.2.3.4 at 1970-01-01T00:00:00Z on Redis");
+        assertThat(rec.line()).isEqualTo("console: lock 'x\\' was not held by user ops\\nfrom' freed (held by 'svc\\', fence 3) "
+                + "by user \\'alice\\' from 10.9.9.9 at 2026 on PostgreSQL [\\u202e', fence 3) by user 'u\\'' from 1.2.3.4 at "
+                + "1970-01-01T00:00:00Z on Redis");
     }
 
     @Test
@@ -285,6 +292,9 @@ class ConsoleTest {
         assertThat(Printable.of("\uD83D\uDE00 ok")).isEqualTo("\uD83D\uDE00 ok"); // an emoji is shown as itself
         assertThat(Printable.of("lone \uD800 x")).isEqualTo("lone \\ud800 x");
         assertThat(Printable.of("a\\b\n\t")).isEqualTo("a\\\\b\\n\\t");
+        // unassigned (U+2065, U+FFF0), private use, and spaces that look like ' '
+        assertThat(Printable.of("x\u2065y\uFFF0z\uE000")).isEqualTo("x\\u2065y\\ufff0z\\ue000");
+        assertThat(Printable.of("a b\u00A0c\u3000d")).isEqualTo("a b\\u00a0c\\u3000d");
         hold("nightly\uDB40\uDC01");
         assertThat(console(false).handle(get("/", Map.of())).body()).contains("nightly\\udb40\\udc01");
     }

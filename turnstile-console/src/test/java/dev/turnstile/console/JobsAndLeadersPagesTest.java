@@ -68,6 +68,13 @@ class JobsAndLeadersPagesTest {
     }
 
     @Test
+    void longFailureTextsAreCut() {
+        JobHistory history = new JobHistory();
+        history.onJobEnded(new JobRunReport("j", JobResult.Status.RAN, Instant.now(), Duration.ZERO, 1, false, "x".repeat(100_000)));
+        assertThat(history.jobs().get(0).last().failure()).hasSize(JobHistory.MAX_FAILURE).endsWith("…");
+    }
+
+    @Test
     void withoutAHistoryTheJobsPageSaysHowToGetOne() {
         String body = Console.builder(turnstile).build().handle(get("/jobs")).body();
         assertThat(body).contains("JobHistory").contains("turnstile console</code> runs no jobs");

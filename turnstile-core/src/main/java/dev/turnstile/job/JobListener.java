@@ -7,8 +7,8 @@ package dev.turnstile.job;
  * Registered with {@link JobRunner.Builder#listener}.
  *
  * <p>Called on the job's thread after the run's lease was released, once per {@code run}/{@code
- * call}, in registration order. Keep it fast: the caller waits. A listener that throws is logged at
- * WARN and ignored; it never changes the run's result.
+ * call}, in registration order. Keep it fast: the caller waits. A listener that throws (anything
+ * but a {@link VirtualMachineError}) is logged at WARN and ignored; it never changes the run's result.
  */
 @FunctionalInterface
 public interface JobListener {

@@ -173,12 +173,16 @@ public final class JobRunner {
         try {
             acquired = turnstile.tryAcquire(name, lockOptions);
         } catch (StoreUnavailableException e) {
-            report(name, JobResult.Status.SKIPPED_STORE_UNAVAILABLE, startedAt, started, -1, false, null);
+            report(name, JobResult.Status.SKIPPED_STORE_UNAVAILABLE, startedAt, started, -1, false, describe(e));
             if (options.onStoreUnavailable() == StoreFailurePolicy.FAIL) {
                 throw e;
             }
             log.error("job '{}' skipped: the lock store is unavailable ({})", name, e.getMessage());
             return JobResult.storeUnavailable(e);
+        } catch (RuntimeException e) {
+            // not set up (no lock table), or a closed client: the job did not run, and the caller gets the error
+            report(name, JobResult.Status.SKIPPED_STORE_UNAVAILABLE, startedAt, started, -1, false, describe(e));
+            throw e;
         }
         if (acquired.isEmpty()) {
             log.debug("job '{}' skipped: its lock is held elsewhere", name);
@@ -203,8 +207,7 @@ public final class JobRunner {
                 Thread.interrupted(); // our own loss interrupt: do not leak it into the caller's next work
             }
             release(lease);
-            report(name, JobResult.Status.RAN, startedAt, started, lease.fence(), lost,
-                    failure == null ? null : failure.getClass().getName() + ": " + failure.getMessage());
+            report(name, JobResult.Status.RAN, startedAt, started, lease.fence(), lost, failure == null ? null : describe(failure));
         }
         return JobResult.ran(value, lease.fence(), lost);
     }
@@ -219,10 +222,17 @@ public final class JobRunner {
         for (JobListener l : listeners) {
             try {
                 l.onJobEnded(run);
-            } catch (RuntimeException e) {
+            } catch (VirtualMachineError e) {
+                throw e; // out of memory, stack overflow: nothing can be relied on any more
+            } catch (Throwable e) {
+                // an Error or a checked exception (Kotlin, sneaky throws) too: the run's result stands
                 log.warn("a JobListener failed for job '{}'; the run's result stands", name, e);
             }
         }
+    }
+
+    private static String describe(Throwable t) {
+        return t.getClass().getName() + ": " + t.getMessage();
     }
 
     private <T> T intercepted(int i, JobContext ctx, Callable<T> task) throws Exception {

@@ -250,7 +250,9 @@ class JobRunnerTest {
     @Test
     void listenersAreToldHowEveryRunEnded() throws Exception {
         List<JobRunReport> runs = new CopyOnWriteArrayList<>();
-        JobRunner told = JobRunner.builder(turnstile).listener(runs::add)
+        JobRunner told = JobRunner.builder(turnstile)
+                .listener(r -> { throw new AssertionError("a broken listener changes nothing, even with an Error"); })
+                .listener(runs::add)
                 .listener(r -> { throw new IllegalStateException("a broken listener changes nothing"); }).build();
         JobResult<Void> ran = told.run("reported", () -> { });
         assertThat(runs).singleElement().satisfies(r -> {
@@ -285,6 +287,14 @@ class JobRunnerTest {
         }
         assertThat(runs).extracting(JobRunReport::status).containsExactly(JobResult.Status.SKIPPED_STORE_UNAVAILABLE,
                 JobResult.Status.SKIPPED_STORE_UNAVAILABLE);
+        assertThat(runs.get(0).failure()).contains("store is down");
+        runs.clear();
+        Turnstile closed = Turnstile.builder(new InMemoryLockStore()).build();
+        JobRunner closedRunner = JobRunner.builder(closed).listener(runs::add).build();
+        closed.close();
+        assertThatThrownBy(() -> closedRunner.run("closed", () -> { })).isInstanceOf(IllegalStateException.class);
+        assertThat(runs).as("a run that could not start is reported too").singleElement()
+                .satisfies(r -> assertThat(r.status()).isEqualTo(JobResult.Status.SKIPPED_STORE_UNAVAILABLE));
         assertThatThrownBy(() -> JobRunner.builder(turnstile).listener(null)).hasMessageContaining("listener is null");
     }
 }

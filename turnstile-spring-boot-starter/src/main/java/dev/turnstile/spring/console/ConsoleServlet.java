@@ -56,10 +56,14 @@ public final class ConsoleServlet extends HttpServlet {
         });
         String path = req.getPathInfo() != null ? req.getPathInfo() : "/";
         Principal user = req.getUserPrincipal();
-        ConsoleRequest.CsrfField spring = SPRING_SECURITY ? SpringCsrf.field(req) : null;
+        // only the release page and action carry a form: no session is made for the other pages
+        boolean form = path.equals("/release");
+        ConsoleRequest.CsrfField spring = form && SPRING_SECURITY ? SpringCsrf.field(req) : null;
+        // No Origin for the console to compare: behind a proxy the Host header is the proxy's upstream
+        // name, and actions here are guarded by the two CSRF tokens (Spring Security's and the console's).
         ConsoleRequest request = new ConsoleRequest(req.getMethod(), path, params, req.getContextPath() + req.getServletPath(),
-                user != null ? user.getName() : null, req.getRemoteAddr(), req.getHeader("Origin"), req.getHeader("Host"),
-                spring != null ? ownToken(req) : null, spring != null ? Map.of(spring.name(), spring.value()) : Map.of());
+                user != null ? user.getName() : null, req.getRemoteAddr(), null, req.getServerName(),
+                spring != null ? ownToken(req, user) : null, spring != null ? Map.of(spring.name(), spring.value()) : Map.of());
         ConsoleResponse r = console.handle(request);
         resp.setStatus(r.status());
         Console.SECURITY_HEADERS.forEach(resp::setHeader);
@@ -74,16 +78,21 @@ public final class ConsoleServlet extends HttpServlet {
         }
     }
 
-    /** The console's own CSRF token, one per HTTP session, made on first use. */
-    private static ConsoleRequest.CsrfField ownToken(HttpServletRequest req) {
+    /**
+     * The console's own CSRF token, one per HTTP session and signed-in user, made on first use: a
+     * session kept across a sign-in (Spring's default keeps its attributes) gets a new one, so a
+     * token read before the sign-in is worth nothing after it.
+     */
+    private static ConsoleRequest.CsrfField ownToken(HttpServletRequest req, @Nullable Principal user) {
         HttpSession session = req.getSession(true);
+        String key = SESSION_TOKEN + "/" + (user != null ? user.getName() : "");
         synchronized (ConsoleServlet.class) {
-            Object token = session.getAttribute(SESSION_TOKEN);
+            Object token = session.getAttribute(key);
             if (!(token instanceof String)) {
                 byte[] b = new byte[32];
                 RANDOM.nextBytes(b);
                 token = Base64.getUrlEncoder().withoutPadding().encodeToString(b);
-                session.setAttribute(SESSION_TOKEN, token);
+                session.setAttribute(key, token);
             }
             return new ConsoleRequest.CsrfField("turnstile_csrf", (String) token);
         }

@@ -10,8 +10,9 @@ public class TurnstileConsoleProperties {
     private boolean enabled;
 
     /**
-     * The path the console is served under, within the context path: e.g. {@code
-     * /actuator/turnstile-console} to fall under the rules that secure the actuator.
+     * The path the console is served under, within the context path, on the application's main
+     * server port. Secure it in the application's own rules: Spring Boot's EndpointRequest matchers
+     * do not match it, even under the actuator's base path.
      */
     private String path = "/turnstile-console";
 
