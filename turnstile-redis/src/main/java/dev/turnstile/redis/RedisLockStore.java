@@ -247,23 +247,49 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
         try {
             RedisClusterCommands<String, String> cmd = scripts.commands();
             List<LockInfo> out = new ArrayList<>();
-            KeyScanArgs args = KeyScanArgs.Builder.type("string").match(prefix + "{*").limit(500);
+            KeyScanArgs args = KeyScanArgs.Builder.type("string").match(prefix + "{*").limit(LIST_BATCH);
+            List<String> batch = new ArrayList<>(LIST_BATCH);
             for (var it = io.lettuce.core.ScanIterator.scan(cmd, args); it.hasNext(); ) {
                 String key = it.next();
                 if (!key.endsWith("}")) {
                     continue; // a fence counter
                 }
-                String name = key.substring(prefix.length() + 1, key.length() - 1);
-                LockInfo info = LockValue.parse(name.startsWith(EMPTY_TAG_GUARD) ? name.substring(1) : name, cmd.get(key));
-                if (info != null) {
-                    out.add(info);
+                batch.add(key);
+                if (batch.size() == LIST_BATCH) {
+                    readLocks(cmd, batch, out);
                 }
             }
+            readLocks(cmd, batch, out);
             out.sort(Comparator.comparing(LockInfo::name));
             return out;
         } catch (RedisException e) {
             throw scripts.unavailable("list locks", e);
         }
+    }
+
+    /** Keys read per MGET while listing: one round trip per batch, not per lock (10,000 locks took 0.8 s one by one). */
+    private static final int LIST_BATCH = 500;
+
+    /**
+     * Reads a batch of lock keys with one MGET (split by slot on a cluster, by Lettuce) and empties
+     * the batch. A key that expired between the scan and the read is left out.
+     */
+    private void readLocks(RedisClusterCommands<String, String> cmd, List<String> batch, List<LockInfo> out) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        for (io.lettuce.core.KeyValue<String, String> kv : cmd.mget(batch.toArray(new String[0]))) {
+            if (!kv.hasValue()) {
+                continue;
+            }
+            String key = kv.getKey();
+            String name = key.substring(prefix.length() + 1, key.length() - 1);
+            LockInfo info = LockValue.parse(name.startsWith(EMPTY_TAG_GUARD) ? name.substring(1) : name, kv.getValue());
+            if (info != null) {
+                out.add(info);
+            }
+        }
+        batch.clear();
     }
 
     @Override
