@@ -119,6 +119,7 @@ class ConsoleBrowserTest {
             assertThat(browser.getCurrentUrl()).as("not signed in: sent to the sign-in").endsWith("/login");
             browser.findElement(By.id("token")).sendKeys(TOKEN + "-wrong");
             browser.findElement(By.id("sign-in")).click();
+            waitForElement("message");
             assertThat(browser.findElement(By.id("message")).getText()).contains("not the console's token");
             assertThat(browser.manage().getCookies()).isEmpty();
             assertThat(run.isAlive()).isTrue();
@@ -146,10 +147,12 @@ class ConsoleBrowserTest {
             assertThat(browser.getTitle()).isEqualTo("Locks · Turnstile console");
             assertThat(browser.findElements(By.cssSelector("main img, main script"))).as("nothing injected").isEmpty();
             assertThat(row.getText()).contains("vm:"); // the holder: the run's owner identity (host:pid:...)
+            assertThat(browser.findElement(By.id("store-clock")).getText()).as("SQL stores and Redis read their clock").isNotBlank();
             screenshot(url);
 
             // the same lock as a leadership role: the run is its leader, the term is its fence
             browser.findElement(By.linkText("Leadership")).click();
+            waitForUrl("/leaders");
             List<WebElement> roles = browser.findElements(By.cssSelector("#leaders tbody tr"));
             assertThat(roles).extracting(tr -> tr.findElement(By.cssSelector("td.name")).getText())
                     .containsExactlyInAnyOrder(lock, "nobody-leads-this");
@@ -157,16 +160,19 @@ class ConsoleBrowserTest {
             assertThat(led.findElement(By.cssSelector("td.name")).getText()).isEqualTo(lock);
             assertThat(browser.findElements(By.cssSelector("main img, main script"))).isEmpty();
             browser.findElement(By.linkText("Jobs")).click();
+            waitForUrl("/jobs");
             assertThat(browser.findElement(By.id("jobs-none")).getText()).contains("runs no jobs");
             browser.findElement(By.linkText("Locks")).click();
+            waitForUrl(":" + java.net.URI.create(base).getPort() + "/");
             row = waitForRow(lock);
 
             row.findElement(By.cssSelector("a.release")).click();
-            assertThat(browser.getCurrentUrl()).endsWith("/login");
+            waitForUrl("/login");
             browser.findElement(By.id("token")).sendKeys(TOKEN);
             browser.findElement(By.id("sign-in")).click();
             row = waitForRow(lock);
             row.findElement(By.cssSelector("a.release")).click();
+            waitForUrl("/release?name=" + java.net.URLEncoder.encode(lock, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20"));
             WebElement confirm = browser.findElement(By.id("confirm"));
             assertThat(confirm.findElement(By.cssSelector("dd.name")).getText()).isEqualTo(lock);
             String fence = confirm.findElements(By.tagName("dd")).get(2).getText();
@@ -174,7 +180,7 @@ class ConsoleBrowserTest {
             long clicked = System.nanoTime();
             browser.findElement(By.id("confirm-release")).click();
 
-            assertThat(browser.getCurrentUrl()).endsWith("/history");
+            waitForUrl("/history"); // a click starts the navigation; it may not have ended yet
             WebElement record = browser.findElement(By.cssSelector("#history tbody tr"));
             assertThat(record.findElement(By.cssSelector("td.name")).getText()).isEqualTo(lock);
             assertThat(record.getText()).contains("freed").contains(fence).contains("token holder").contains("127.0.0.1");
@@ -206,6 +212,30 @@ class ConsoleBrowserTest {
         }
         Thread.sleep(500); // the holder's release watch is set off the acquire's path
         return run;
+    }
+
+    /** Waits until the browser is at a URL ending so (a click starts a navigation; it may not have ended). */
+    private static void waitForUrl(String suffix) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (!browser.getCurrentUrl().endsWith(suffix) || !"complete".equals(
+                ((org.openqa.selenium.JavascriptExecutor) browser).executeScript("return document.readyState"))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the browser is at " + browser.getCurrentUrl() + ", not at …" + suffix + ": "
+                        + browser.findElement(By.tagName("body")).getText());
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** Waits until the page has an element with this id. */
+    private static void waitForElement(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (browser.findElements(By.id(id)).isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no element '" + id + "' on " + browser.getCurrentUrl());
+            }
+            Thread.sleep(50);
+        }
     }
 
     /** The row of a lock, once the page shows it (the page refreshes itself every 5 s). */

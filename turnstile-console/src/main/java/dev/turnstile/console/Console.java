@@ -4,6 +4,7 @@ import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
 import dev.turnstile.leader.Leadership;
+import dev.turnstile.spi.StoreClock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -62,6 +63,7 @@ public final class Console {
     private final @Nullable JobHistory jobs;
     private final Supplier<? extends Collection<String>> roles;
     private final Supplier<? extends Collection<Leadership>> leaderships;
+    private final @Nullable StoreClock storeClock;
     private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
 
     private Console(Builder b) {
@@ -76,6 +78,7 @@ public final class Console {
         this.jobs = b.jobs;
         this.roles = b.roles;
         this.leaderships = b.leaderships;
+        this.storeClock = b.turnstile.store().capability(StoreClock.class).orElse(null);
     }
 
     /**
@@ -165,9 +168,12 @@ public final class Console {
                         ? page(r, 200, "Jobs", "/jobs", JobsPage.body(jobs, turnstile.owner())) : notAllowed(r, "GET");
             }
             case "/leaders" -> {
-                return method.equals("GET") || method.equals("HEAD") ? page(r, 200, "Leadership", "/leaders",
-                        LeadersPage.body(roles.get(), leaderships.get(), turnstile.heldLocks(), clock.instant()))
-                        : notAllowed(r, "GET");
+                if (!method.equals("GET") && !method.equals("HEAD")) {
+                    return notAllowed(r, "GET");
+                }
+                Instant storeNow = storeNow();
+                return page(r, 200, "Leadership", "/leaders", storeNow, LeadersPage.body(roles.get(), leaderships.get(),
+                        turnstile.heldLocks(), storeNow != null ? storeNow : clock.instant()));
             }
             case "/release" -> {
                 if (method.equals("GET") || method.equals("HEAD")) {
@@ -183,9 +189,26 @@ public final class Console {
     }
 
     private ConsoleResponse locks(ConsoleRequest r) {
-        Instant now = clock.instant();
+        Instant storeNow = storeNow();
         List<LockInfo> held = turnstile.heldLocks();
-        return page(r, 200, "Locks", "/", LocksPage.body(r, held, now, maxRows, actionsEnabled));
+        return page(r, 200, "Locks", "/", storeNow,
+                LocksPage.body(r, held, storeNow != null ? storeNow : clock.instant(), maxRows, actionsEnabled));
+    }
+
+    /**
+     * The store's clock where it reads one (the SQL stores, Redis): "time left" is counted by it, as
+     * the store counts the lease; null where it has none (or did not answer): the console's then.
+     */
+    private @Nullable Instant storeNow() {
+        if (storeClock == null) {
+            return null;
+        }
+        try {
+            return storeClock.now();
+        } catch (RuntimeException e) {
+            log.debug("console: the store's clock could not be read: {}", e.toString());
+            return null;
+        }
     }
 
     private ConsoleResponse confirm(ConsoleRequest r) {
@@ -196,12 +219,13 @@ public final class Console {
         if (name.isEmpty()) {
             return badName(r);
         }
-        Instant now = clock.instant();
+        Instant storeNow = storeNow();
         List<LockInfo> held = held(name.get());
         if (held.size() > 1) {
             return ambiguous(r, name.get());
         }
-        return page(r, 200, "Release", "/", ReleasePages.confirmation(r, name.get(), held.isEmpty() ? null : held.get(0), now));
+        return page(r, 200, "Release", "/", storeNow, ReleasePages.confirmation(r, name.get(), held.isEmpty() ? null : held.get(0),
+                storeNow != null ? storeNow : clock.instant()));
     }
 
     private ConsoleResponse release(ConsoleRequest r) {
@@ -327,7 +351,12 @@ public final class Console {
     }
 
     private ConsoleResponse page(ConsoleRequest r, int status, String title, String current, String body) {
-        return ConsoleResponse.html(status, Layout.page(r, title, current, storeLabel, clock.instant(), body));
+        return page(r, status, title, current, null, body);
+    }
+
+    private ConsoleResponse page(ConsoleRequest r, int status, String title, String current, @Nullable Instant storeNow,
+            String body) {
+        return ConsoleResponse.html(status, Layout.page(r, title, current, storeLabel, clock.instant(), storeNow, body));
     }
 
     /** The console's script and style sheet, kept in the jar beside this class. */

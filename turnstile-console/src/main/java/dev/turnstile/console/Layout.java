@@ -1,6 +1,7 @@
 package dev.turnstile.console;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /** The frame every page shares: head, navigation, the store and the console's clock. */
 final class Layout {
@@ -10,7 +11,8 @@ final class Layout {
      * A whole page. {@code body} is HTML the caller built with {@link Html}; everything else that
      * goes in is escaped here.
      */
-    static String page(ConsoleRequest r, String title, String current, String storeLabel, Instant now, String body) {
+    static String page(ConsoleRequest r, String title, String current, String storeLabel, Instant now,
+            @Nullable Instant storeNow, String body) {
         String base = Html.text(r.basePath());
         StringBuilder b = new StringBuilder(body.length() + 2048);
         b.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
@@ -25,7 +27,11 @@ final class Layout {
         nav(b, base, "/leaders", "Leadership", current);
         nav(b, base, "/history", "History", current);
         b.append("</nav><span class=\"store\">store: <b id=\"store\">").append(Html.text(storeLabel)).append("</b>")
-                .append(" · console clock: <span id=\"clock\">").append(Html.time(now)).append("</span>");
+                .append(" · <span id=\"clock\">");
+        if (storeNow != null) {
+            b.append("store clock: <span id=\"store-clock\">").append(Html.time(storeNow)).append("</span> · ");
+        }
+        b.append("console clock: ").append(Html.time(now)).append("</span>");
         if (r.user() != null) {
             b.append(" · signed in as <b id=\"user\">").append(Html.text(r.user())).append("</b>");
         }

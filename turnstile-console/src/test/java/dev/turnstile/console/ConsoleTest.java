@@ -276,6 +276,28 @@ class ConsoleTest {
     }
 
     @Test
+    void timeLeftIsCountedByTheStoresClockWhereItHasOne() {
+        Lease lease = hold("clocked");
+        java.time.Instant storeTime = lease.expiresAt().minusSeconds(42);
+        class ClockedStore extends DescribedStore implements dev.turnstile.spi.StoreClock {
+            ClockedStore() {
+                super(store, "jdbc:postgresql://db/app");
+            }
+
+            @Override
+            public java.time.Instant now() {
+                return storeTime;
+            }
+        }
+        try (Turnstile t = Turnstile.builder(new ClockedStore()).build()) {
+            String body = Console.builder(t).build().handle(get("/", Map.of())).body();
+            assertThat(body).contains("store clock: <span id=\"store-clock\"><time datetime=\"" + storeTime
+                    .truncatedTo(java.time.temporal.ChronoUnit.MILLIS)).contains(">42.0 s<");
+        }
+        assertThat(console(false).handle(get("/", Map.of())).body()).as("no clock, none shown").doesNotContain("store clock");
+    }
+
+    @Test
     void theAuditLineIsOneLineWhateverTheName() {
         ReleaseRecord rec = new ReleaseRecord("x' was not held by user ops\nfrom", true,
                 "svc', fence 3) by user 'alice' from 10.9.9.9 at 2026 on PostgreSQL [\u202E", 3, "u'", "1.2.3.4",

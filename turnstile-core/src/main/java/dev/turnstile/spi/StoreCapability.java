@@ -15,7 +15,9 @@ package dev.turnstile.spi;
  *   <li>{@link KeepsWaitingLine}: a waiting acquire holds a place in line on the store that must be
  *       given up when the wait ends (ZooKeeper);</li>
  *   <li>{@link HandsOver}: a release can grant the lock to the next waiter of the same client in the
- *       same step (Redis).</li>
+ *       same step (Redis);</li>
+ *   <li>{@link StoreClock}: reads the store's own clock (the SQL stores, Redis), for people
+ *       comparing times.</li>
  * </ul>
  */
 public interface StoreCapability {}

@@ -59,6 +59,11 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s";
     }
 
+    /** The database's clock, in epoch milliseconds. */
+    String clockSql() {
+        return "SELECT %2$s";
+    }
+
     /** Fills in the table and the clock expression. */
     final String sql(String template, String table) {
         return template.formatted(table, now());
@@ -204,10 +209,11 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
 
     /** The statements of one store, built once for its table. */
     record Statements(String table, String acquire, String extend, String release, String forceRelease, String holds,
-            String list) {
+            String list, String clock) {
         static Statements of(Dialect d, String table) {
             return new Statements(table, d.sql(d.acquireSql(), table), d.sql(d.extendSql(), table), d.sql(d.releaseSql(), table),
-                    d.sql(d.forceReleaseSql(), table), d.sql(d.holdsSql(), table), d.sql(d.listSql(), table));
+                    d.sql(d.forceReleaseSql(), table), d.sql(d.holdsSql(), table), d.sql(d.listSql(), table),
+                    d.sql(d.clockSql(), table));
         }
     }
 }

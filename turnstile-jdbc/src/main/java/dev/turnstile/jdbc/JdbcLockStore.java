@@ -8,6 +8,7 @@ import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreCapability;
+import dev.turnstile.spi.StoreClock;
 import dev.turnstile.spi.WatchesLeases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -53,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * <p>Each database's SQL is in its dialect class ({@code PostgresDialect} and the others); errors are
  * named by {@code LockTableErrors}. Past 400 lines only by its public {@link Builder}.
  */
-public final class JdbcLockStore implements LockStore, WatchesLeases {
+public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock {
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
     /** Attempts of one statement that meets a deadlock or serialization failure. */
     static final int CONFLICT_ATTEMPTS = 4;
@@ -249,6 +250,26 @@ public final class JdbcLockStore implements LockStore, WatchesLeases {
             return out;
         } catch (SQLException e) {
             throw translate("list locks", e);
+        }
+    }
+
+    /**
+     * Reads the database's clock, the one every lease's times are by.
+     *
+     * @return the database's time, to the millisecond
+     * @throws dev.turnstile.StoreUnavailableException if the database cannot be reached
+     */
+    @Override
+    public Instant now() {
+        try (Connection c = connection();
+                PreparedStatement ps = c.prepareStatement(statements().clock());
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long millis = rs.getLong(1);
+            JdbcCalls.commitIfNeeded(c);
+            return Instant.ofEpochMilli(millis);
+        } catch (SQLException e) {
+            throw translate("read the clock", e);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.HandsOver;
+import dev.turnstile.spi.StoreClock;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.NotifiesReleases;
 import dev.turnstile.spi.ReleaseListener;
@@ -67,7 +68,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Past 400 lines only by its public {@link Builder}, each of whose options documents itself.
  */
-public final class RedisLockStore implements LockStore, NotifiesReleases, HandsOver {
+public final class RedisLockStore implements LockStore, NotifiesReleases, HandsOver, StoreClock {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final String DEFAULT_PREFIX = "turnstile:";
 
@@ -264,6 +265,24 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
             return out;
         } catch (RedisException e) {
             throw scripts.unavailable("list locks", e);
+        }
+    }
+
+    /**
+     * Reads the Redis server's clock ({@code TIME}; on a cluster, one node's). Lease times on Redis
+     * are the holders' clocks; this is the server's, which counts the keys' expiry.
+     *
+     * @return the server's time, to the millisecond
+     * @throws dev.turnstile.StoreUnavailableException if Redis cannot be reached
+     */
+    @Override
+    public Instant now() {
+        try {
+            List<String> time = scripts.commands().time();
+            return Instant.ofEpochSecond(Long.parseLong(time.get(0)), Long.parseLong(time.get(1)) * 1_000)
+                    .truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        } catch (RedisException e) {
+            throw scripts.unavailable("read the clock", e);
         }
     }
 

@@ -152,7 +152,8 @@ public abstract class LockStoreContract {
             NotifiesReleases.class, ReleaseNotices.class,
             WatchesLeases.class, LeaseWatching.class,
             SessionBoundLeases.class, SessionBound.class,
-            KeepsWaitingLine.class, WaitingLinePlaces.class);
+            KeepsWaitingLine.class, WaitingLinePlaces.class,
+            dev.turnstile.spi.StoreClock.class, StoreClockReading.class);
 
     /** The store's {@code type}; the calling test is skipped when the store does not declare it. */
     static <C extends StoreCapability> C declared(LockStore store, Class<C> type) {
@@ -510,6 +511,30 @@ public abstract class LockStoreContract {
             dev.turnstile.spi.HandOver done = handing.handOver(name, "t1", new AcquireRequest(name, "me", "t2", ms(30_000), true));
             assertThat(done).isEqualTo(dev.turnstile.spi.HandOver.releasedOnly());
             assertThat(other.tryAcquire(new AcquireRequest(name, "you", "u2", ms(30_000), true))).isPresent();
+        }
+    }
+
+    @Nested
+    @DisplayName("the store's clock (stores that read it)")
+    class StoreClockReading {
+
+        @Test
+        @DisplayName("the store's clock reads close to this machine's, and a lease it grants starts by it")
+        void readsTheStoresClock() {
+            LockStore raw = store();
+            dev.turnstile.spi.StoreClock clock = declared(raw, dev.turnstile.spi.StoreClock.class);
+            java.time.Instant before = java.time.Instant.now();
+            java.time.Instant storeNow = clock.now();
+            java.time.Instant after = java.time.Instant.now();
+            // the servers of the suite run on this machine: their clocks agree with ours to well within a second
+            assertThat(storeNow).isBetween(before.minusSeconds(1), after.plusSeconds(1));
+            String name = unique("clock");
+            Lease lease = held(client().tryAcquire(name, ttl(10_000)));
+            java.time.Instant later = clock.now();
+            assertThat(later).isAfterOrEqualTo(storeNow);
+            LockInfo info = client().heldLocks().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+            assertThat(info.acquiredAt()).as("acquired by a clock within a second of the store's").isBefore(later.plusSeconds(1));
+            lease.release();
         }
     }
 
