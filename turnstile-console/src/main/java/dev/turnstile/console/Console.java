@@ -63,7 +63,8 @@ public final class Console {
     private final @Nullable JobHistory jobs;
     private final Supplier<? extends Collection<String>> roles;
     private final Supplier<? extends Collection<Leadership>> leaderships;
-    private final @Nullable StoreClock storeClock;
+    /** Whether a failed read of the store's clock was logged at WARN already (once is enough; then DEBUG). */
+    private final java.util.concurrent.atomic.AtomicBoolean clockFailureLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
 
     private Console(Builder b) {
@@ -78,7 +79,6 @@ public final class Console {
         this.jobs = b.jobs;
         this.roles = b.roles;
         this.leaderships = b.leaderships;
-        this.storeClock = b.turnstile.store().capability(StoreClock.class).orElse(null);
     }
 
     /**
@@ -171,9 +171,10 @@ public final class Console {
                 if (!method.equals("GET") && !method.equals("HEAD")) {
                     return notAllowed(r, "GET");
                 }
+                List<LockInfo> held = turnstile.heldLocks();
                 Instant storeNow = storeNow();
                 return page(r, 200, "Leadership", "/leaders", storeNow, LeadersPage.body(roles.get(), leaderships.get(),
-                        turnstile.heldLocks(), storeNow != null ? storeNow : clock.instant()));
+                        held, storeNow != null ? storeNow : clock.instant()));
             }
             case "/release" -> {
                 if (method.equals("GET") || method.equals("HEAD")) {
@@ -189,8 +190,8 @@ public final class Console {
     }
 
     private ConsoleResponse locks(ConsoleRequest r) {
+        List<LockInfo> held = turnstile.heldLocks(); // first: a store that is down fails here, once, not twice
         Instant storeNow = storeNow();
-        List<LockInfo> held = turnstile.heldLocks();
         return page(r, 200, "Locks", "/", storeNow,
                 LocksPage.body(r, held, storeNow != null ? storeNow : clock.instant(), maxRows, actionsEnabled));
     }
@@ -200,13 +201,20 @@ public final class Console {
      * the store counts the lease; null where it has none (or did not answer): the console's then.
      */
     private @Nullable Instant storeNow() {
+        // asked on every page: a store opened lazily (Spring, the store down at start-up) declares it later
+        StoreClock storeClock = turnstile.store().capability(StoreClock.class).orElse(null);
         if (storeClock == null) {
             return null;
         }
         try {
             return storeClock.now();
         } catch (RuntimeException e) {
-            log.debug("console: the store's clock could not be read: {}", e.toString());
+            if (clockFailureLogged.compareAndSet(false, true)) {
+                log.warn("console: the store's clock could not be read ({}); times left are counted by the console's clock",
+                        e.toString());
+            } else {
+                log.debug("console: the store's clock could not be read: {}", e.toString());
+            }
             return null;
         }
     }
@@ -219,8 +227,8 @@ public final class Console {
         if (name.isEmpty()) {
             return badName(r);
         }
-        Instant storeNow = storeNow();
         List<LockInfo> held = held(name.get());
+        Instant storeNow = storeNow();
         if (held.size() > 1) {
             return ambiguous(r, name.get());
         }

@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
  * sign-in. Actions always need one: the operator signs in with the action token on the sign-in
  * page, which sets a session cookie ({@code HttpOnly}, {@code SameSite=Strict}) and a CSRF token
  * that every action's form carries.
+ *
+ * <p>It turns on {@code TCP_NODELAY} for the JDK's HTTP server by setting the system property
+ * {@code sun.net.httpserver.nodelay} (unless the application set it): without it a small page
+ * waits 40 ms for the client's delayed acknowledgement. The JDK reads the property once, when its
+ * first server in the JVM starts, and it holds for every JDK HTTP server of the JVM.
  */
 public final class ConsoleServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConsoleServer.class);

@@ -41,8 +41,8 @@ final class LocksPage {
                     .append(shown.size() > maxRows ? "; the first " + maxRows + " by name are shown: narrow the filter to see the rest" : "")
                     .append('.');
         }
-        b.append(" Times are the store's (on Redis, the holder's), shown in your time zone; time left is counted by the "
-                + "store's clock where it has one, else by the console's.</p>");
+        b.append(" Times are the store's, shown in your time zone; time left is counted by the store's clock where the "
+                + "console can read it, else by its own.</p>");
         if (!shown.isEmpty()) {
             b.append("<table id=\"locks\"><thead><tr><th>Name</th><th>Holder</th><th class=\"num\">Fence</th>")
                     .append("<th>Acquired</th><th>Expires</th><th class=\"num\">Time left</th>")

@@ -298,6 +298,48 @@ class ConsoleTest {
     }
 
     @Test
+    void aClockDeclaredLaterIsUsedAndADownStoreIsAskedOnce() {
+        java.util.concurrent.atomic.AtomicBoolean opened = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger clockReads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean();
+        class LazyStore extends DescribedStore implements dev.turnstile.spi.StoreClock {
+            LazyStore() {
+                super(store, "redis://lazy");
+            }
+
+            @Override
+            public List<LockInfo> heldLocks() {
+                if (down.get()) {
+                    throw new StoreUnavailableException("down", null);
+                }
+                return super.heldLocks();
+            }
+
+            @Override
+            public java.time.Instant now() {
+                clockReads.incrementAndGet();
+                return java.time.Instant.now();
+            }
+
+            // as the Spring starter's lazily opened store: no capability until the real store is open
+            @Override
+            public <C extends dev.turnstile.spi.StoreCapability> Optional<C> capability(Class<C> type) {
+                return opened.get() ? super.capability(type) : Optional.empty();
+            }
+        }
+        try (Turnstile t = Turnstile.builder(new LazyStore()).build()) {
+            Console console = Console.builder(t).build();
+            assertThat(console.handle(get("/", Map.of())).body()).doesNotContain("store clock");
+            opened.set(true);
+            assertThat(console.handle(get("/", Map.of())).body()).contains("store clock");
+            int before = clockReads.get();
+            down.set(true);
+            assertThat(console.handle(get("/", Map.of())).status()).isEqualTo(503);
+            assertThat(clockReads.get()).as("a store that is down is not asked for its clock too").isEqualTo(before);
+        }
+    }
+
+    @Test
     void theAuditLineIsOneLineWhateverTheName() {
         ReleaseRecord rec = new ReleaseRecord("x' was not held by user ops\nfrom", true,
                 "svc', fence 3) by user 'alice' from 10.9.9.9 at 2026 on PostgreSQL [\u202E", 3, "u'", "1.2.3.4",

@@ -4,9 +4,9 @@ import java.time.Instant;
 
 /**
  * A store that can tell the time by its own clock: the one its leases' times are read by (the SQL
- * stores, whose leases start and end by the database's clock), or its server's (Redis, whose lease
- * times are the holders'). For people comparing times (the console shows it beside its own clock,
- * and counts "time left" by it); nothing in the locking depends on it.
+ * stores' database, Redis's server; on a Redis Cluster, one node's). For people comparing times (the
+ * console shows it beside its own clock, and counts "time left" by it); nothing in the locking
+ * depends on it.
  */
 public interface StoreClock extends StoreCapability {
 

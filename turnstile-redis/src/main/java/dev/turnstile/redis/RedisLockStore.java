@@ -248,12 +248,14 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
         try {
             RedisClusterCommands<String, String> cmd = scripts.commands();
             List<LockInfo> out = new ArrayList<>();
+            // SCAN may return a key twice (while the server resizes its table): each is read once
+            java.util.Set<String> seen = new java.util.HashSet<>();
             KeyScanArgs args = KeyScanArgs.Builder.type("string").match(prefix + "{*").limit(LIST_BATCH);
             List<String> batch = new ArrayList<>(LIST_BATCH);
             for (var it = io.lettuce.core.ScanIterator.scan(cmd, args); it.hasNext(); ) {
                 String key = it.next();
-                if (!key.endsWith("}")) {
-                    continue; // a fence counter
+                if (!key.endsWith("}") || !seen.add(key)) {
+                    continue; // a fence counter, or a key the scan returned before
                 }
                 batch.add(key);
                 if (batch.size() == LIST_BATCH) {
@@ -269,8 +271,8 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
     }
 
     /**
-     * Reads the Redis server's clock ({@code TIME}; on a cluster, one node's). Lease times on Redis
-     * are the holders' clocks; this is the server's, which counts the keys' expiry.
+     * Reads the Redis server's clock ({@code TIME}), the one the lease scripts read; on a cluster,
+     * one node's (the node that holds a given lease may differ by its clock's skew).
      *
      * @return the server's time, to the millisecond
      * @throws dev.turnstile.StoreUnavailableException if Redis cannot be reached

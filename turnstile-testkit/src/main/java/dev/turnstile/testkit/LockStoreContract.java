@@ -526,14 +526,14 @@ public abstract class LockStoreContract {
             java.time.Instant before = java.time.Instant.now();
             java.time.Instant storeNow = clock.now();
             java.time.Instant after = java.time.Instant.now();
-            // the servers of the suite run on this machine: their clocks agree with ours to well within a second
-            assertThat(storeNow).isBetween(before.minusSeconds(1), after.plusSeconds(1));
+            // the suite's servers keep time with this machine (the same host, or NTP): to within a few seconds
+            assertThat(storeNow).isBetween(before.minusSeconds(5), after.plusSeconds(5));
             String name = unique("clock");
             Lease lease = held(client().tryAcquire(name, ttl(10_000)));
             java.time.Instant later = clock.now();
             assertThat(later).isAfterOrEqualTo(storeNow);
             LockInfo info = client().heldLocks().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
-            assertThat(info.acquiredAt()).as("acquired by a clock within a second of the store's").isBefore(later.plusSeconds(1));
+            assertThat(info.acquiredAt()).as("acquired by a clock within seconds of the store's").isBefore(later.plusSeconds(5));
             lease.release();
         }
     }
