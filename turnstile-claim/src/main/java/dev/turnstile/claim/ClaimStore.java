@@ -83,6 +83,38 @@ public interface ClaimStore extends AutoCloseable {
     boolean update(Object key, long version, Map<String, Object> values);
 
     /**
+     * Reads what the table holds, for an operator's view: per phase (at most
+     * {@link ClaimSummary#MAX_PHASES}) how many tasks are free, claimed and overdue, judged by the
+     * given lock timeout and the store's clock; and up to {@code maxStuck} tasks that made no
+     * progress for {@code stuckAfter}, the longest first. Reads only; it scans the table, so it is
+     * for a console or a health check, not for every claim.
+     *
+     * @param lockTimeout the claimers' lock timeout
+     * @param stuckAfter how long without progress makes a task stuck
+     * @param maxStuck how many stuck tasks at most, 0 to 1000
+     * @return the summary
+     * @throws UnsupportedOperationException if this store cannot summarize (the default)
+     */
+    default ClaimSummary summarize(Duration lockTimeout, Duration stuckAfter, int maxStuck) {
+        throw new UnsupportedOperationException(description() + " cannot summarize its table");
+    }
+
+    /**
+     * Frees a claim, for an operator: {@code lockedAt} to the epoch (due at once) and the version
+     * raised, if the version still matches; {@code updatedAt} is left alone (no progress was made).
+     * Raising the version cuts the claim: its holder's next heartbeat or write fails, and it is told
+     * of the loss.
+     *
+     * @param key the task's key, as the store returned it
+     * @param version the claim version the operator saw
+     * @return {@code true} if written; {@code false} if the task is gone or its version changed
+     * @throws UnsupportedOperationException if this store cannot release (the default)
+     */
+    default boolean release(Object key, long version) {
+        throw new UnsupportedOperationException(description() + " cannot release a claim");
+    }
+
+    /**
      * Returns the columns the store keeps to itself besides the table's key, lockedAt and version
      * columns, which {@link Claim#update} refuses to write (MongoDB: {@code _id}, which a document
      * cannot change). Empty by default.

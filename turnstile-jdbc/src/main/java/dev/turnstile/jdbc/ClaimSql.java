@@ -88,6 +88,47 @@ abstract sealed class ClaimSql permits PostgresDialect.Claims, MariaDbDialect.Cl
         return "UPDATE {table} SET {set} WHERE {id} = ? AND {version} = ?";
     }
 
+    /** The database's now, once: the summary judges every task by this one reading. */
+    String clockSql() {
+        return "SELECT {now}";
+    }
+
+    /**
+     * Counts per phase, for an operator's view. Parameters (now - timeout, the same, the same,
+     * limit); returns (phase, total, claimed, overdue, the oldest overdue lockedAt). Free is the
+     * rest: lockedAt 0, or NULL (which no comparison counts).
+     */
+    String summarySql() {
+        return """
+                SELECT {phase}, COUNT(*),
+                       SUM(CASE WHEN {lockedAt} > ? THEN 1 ELSE 0 END),
+                       SUM(CASE WHEN {lockedAt} > 0 AND {lockedAt} <= ? THEN 1 ELSE 0 END),
+                       MIN(CASE WHEN {lockedAt} > 0 AND {lockedAt} <= ? THEN {lockedAt} END)
+                  FROM {table} GROUP BY {phase} ORDER BY {phase} LIMIT ?""";
+    }
+
+    /**
+     * Tasks not free whose last progress is at or before a time, the oldest first. Parameters
+     * (now - stuckAfter, limit); returns (id, phase, lockedAt, updatedAt, version). A scan: the
+     * claiming index does not lead with updatedAt, and a console reads this every few seconds at most.
+     */
+    String stuckSql() {
+        return """
+                SELECT {id}, {phase}, {lockedAt}, {updatedAt}, {version} FROM {table}
+                 WHERE {lockedAt} > 0 AND {updatedAt} > 0 AND {updatedAt} <= ?
+                 ORDER BY {updatedAt}, {lockedAt} LIMIT ?""";
+    }
+
+    /** An operator's release: due at once, version raised (the holder's writes fail), no progress recorded. Parameters (key, version). */
+    String releaseSql() {
+        return "UPDATE {table} SET {lockedAt} = 0, {version} = {version} + 1 WHERE {id} = ? AND {version} = ?";
+    }
+
+    /** {@link #fill} for the operator's statements, which also name the phase column. */
+    final String fillWithPhase(String template, ClaimTable t) {
+        return fill(template.replace("{phase}", t.phaseColumn()), t, "", "");
+    }
+
     /** The DDL resource: the table and its claiming index. */
     final String createTable(ClaimTable t) {
         String ddl;

@@ -5,12 +5,15 @@ import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.TurnstileException;
 import dev.turnstile.claim.ClaimFilter;
 import dev.turnstile.claim.ClaimStore;
+import dev.turnstile.claim.ClaimSummary;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.ClaimedRow;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -55,6 +58,7 @@ public final class JdbcClaimStore implements ClaimStore {
     private final String description;
     private final String heartbeat;
     private final String relock;
+    private final String release;
     private final Map<ClaimFilter, String> claims = new ConcurrentHashMap<>();
     private final Map<String, String> writes = new ConcurrentHashMap<>();
     /** Lower-case column name to its type, read once by the check at construction. */
@@ -68,6 +72,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 + table.table() + ")";
         this.heartbeat = sql.fill(sql.heartbeatSql(), table, "", "");
         this.relock = sql.fill(sql.relockSql(), table, "", "");
+        this.release = sql.fill(sql.releaseSql(), table, "", "");
     }
 
     /**
@@ -214,6 +219,74 @@ public final class JdbcClaimStore implements ClaimStore {
         String statement = writes.computeIfAbsent("update:" + String.join(",", values.keySet()),
                 k -> sql.fill(sql.updateSql(), table, "", ClaimSql.setClause(values).replaceAll(", $", "")));
         return write("update task '" + key + "'", statement, new ArrayList<>(values.values()), key, version);
+    }
+
+    @Override
+    public ClaimSummary summarize(Duration lockTimeout, Duration stuckAfter, int maxStuck) {
+        ClaimSummary.checkRequest(lockTimeout, stuckAfter, maxStuck);
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                long now;
+                try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.clockSql(), table));
+                        ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    now = rs.getLong(1);
+                }
+                long dueAt = now - lockTimeout.toMillis();
+                List<ClaimSummary.PhaseCounts> phases = new ArrayList<>();
+                boolean more = false;
+                try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.summarySql(), table))) {
+                    ps.setLong(1, dueAt);
+                    ps.setLong(2, dueAt);
+                    ps.setLong(3, dueAt);
+                    ps.setInt(4, ClaimSummary.MAX_PHASES + 1);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            if (phases.size() == ClaimSummary.MAX_PHASES) {
+                                more = true;
+                                break;
+                            }
+                            String phase = rs.getString(1);
+                            long total = rs.getLong(2);
+                            long claimed = rs.getLong(3);
+                            long overdue = rs.getLong(4);
+                            long oldest = rs.getLong(5);
+                            Instant since = rs.wasNull() ? null : Instant.ofEpochMilli(oldest + lockTimeout.toMillis());
+                            phases.add(new ClaimSummary.PhaseCounts(phase, total, total - claimed - overdue, claimed, overdue,
+                                    since));
+                        }
+                    }
+                }
+                List<ClaimSummary.StuckTask> stuck = new ArrayList<>();
+                if (maxStuck > 0) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.stuckSql(), table))) {
+                        ps.setLong(1, now - stuckAfter.toMillis());
+                        ps.setInt(2, maxStuck);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                stuck.add(new ClaimSummary.StuckTask(rs.getObject(1), rs.getString(2),
+                                        Instant.ofEpochMilli(rs.getLong(3)), Instant.ofEpochMilli(rs.getLong(4)), rs.getLong(5)));
+                            }
+                        }
+                    }
+                }
+                JdbcCalls.commitIfNeeded(c);
+                return new ClaimSummary(Instant.ofEpochMilli(now), lockTimeout, stuckAfter, phases, more, stuck);
+            } catch (SQLException e) {
+                JdbcCalls.rollbackQuietly(c);
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw translate("summarize the task table", e);
+        }
+    }
+
+    @Override
+    public boolean release(Object key, long version) {
+        if (key == null) {
+            throw new IllegalArgumentException("key is null: give the key the summary returned");
+        }
+        return write("release the claim on task '" + key + "'", release, List.of(), key, version);
     }
 
     private boolean write(String what, String statement, List<Object> params, Object key, long version) {

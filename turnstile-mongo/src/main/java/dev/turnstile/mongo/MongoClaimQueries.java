@@ -116,6 +116,53 @@ final class MongoClaimQueries {
         return new Document("$set", new Document(values));
     }
 
+    /** An operator's release: {@code locked_at} to the epoch (due at once) and the version raised; {@code updated_at} left alone. */
+    static Document releaseUpdate(ClaimTable t) {
+        return new Document("$set", new Document(t.lockedAtColumn(), EPOCH)).append("$inc", new Document(t.versionColumn(), 1L));
+    }
+
+    /** {@code locked_at} after the server's now minus the timeout: claimed, or waiting out a back-off. */
+    static Document claimedMatch(ClaimTable t, Duration lockTimeout) {
+        return new Document("$expr", new Document("$gt", List.of("$" + t.lockedAtColumn(), sinceNow(lockTimeout))));
+    }
+
+    /** {@code locked_at} after the epoch and at or before the server's now minus the timeout: due again, not claimed. */
+    static Document overdueMatch(ClaimTable t, Duration lockTimeout) {
+        return new Document("$expr", new Document("$and", List.of(
+                new Document("$gt", List.of("$" + t.lockedAtColumn(), EPOCH)),
+                new Document("$lte", List.of("$" + t.lockedAtColumn(), sinceNow(lockTimeout))))));
+    }
+
+    /** Not free, and {@code updated_at} set and at or before the server's now minus {@code stuckAfter}. */
+    static Document stuckMatch(ClaimTable t, Duration stuckAfter) {
+        return new Document("$expr", new Document("$and", List.of(
+                new Document("$gt", List.of("$" + t.lockedAtColumn(), EPOCH)),
+                new Document("$gt", List.of("$" + t.updatedAtColumn(), EPOCH)),
+                new Document("$lte", List.of("$" + t.updatedAtColumn(), sinceNow(stuckAfter))))));
+    }
+
+    /** Stuck tasks, the longest without progress first. */
+    static Document stuckSort(ClaimTable t) {
+        return new Document(t.updatedAtColumn(), 1).append(t.lockedAtColumn(), 1);
+    }
+
+    /** Per phase: {@code {_id: phase, n: count, oldest: min(locked_at)}}, ordered by phase, one more than the most shown. */
+    static List<Document> countByPhase(ClaimTable t, @org.jspecify.annotations.Nullable Document match, int limit) {
+        List<Document> stages = new java.util.ArrayList<>();
+        if (match != null) {
+            stages.add(new Document("$match", match));
+        }
+        stages.add(new Document("$group", new Document("_id", "$" + t.phaseColumn()).append("n", new Document("$sum", 1))
+                .append("oldest", new Document("$min", "$" + t.lockedAtColumn()))));
+        stages.add(new Document("$sort", new Document("_id", 1)));
+        stages.add(new Document("$limit", limit));
+        return stages;
+    }
+
+    private static Document sinceNow(Duration d) {
+        return new Document("$subtract", List.of("$$NOW", d.toMillis()));
+    }
+
     /** The claiming index: the filter fields, then {@code locked_at} and {@code updated_at} (the sort). */
     static Document claimIndexKeys(ClaimTable t) {
         Document keys = new Document();

@@ -12,6 +12,7 @@ import dev.turnstile.StoreSchemaException;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.claim.ClaimFilter;
 import dev.turnstile.claim.ClaimStore;
+import dev.turnstile.claim.ClaimSummary;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.ClaimedRow;
 import java.time.Duration;
@@ -226,6 +227,70 @@ public final class MongoClaimStore implements ClaimStore {
     @Override
     public boolean update(Object key, long version, Map<String, Object> values) {
         return updated("update task '" + key + "'", key, version, MongoClaimQueries.updateUpdate(values));
+    }
+
+    /**
+     * Three aggregations (all, claimed, overdue, each grouped by phase) and one find, each judged
+     * by the server's {@code $$NOW}; the summary has no store time ({@code storeNow} null), since
+     * reading the server's clock would take a command more and the times shown are the server's own.
+     */
+    @Override
+    public ClaimSummary summarize(Duration lockTimeout, Duration stuckAfter, int maxStuck) {
+        ClaimSummary.checkRequest(lockTimeout, stuckAfter, maxStuck);
+        int limit = ClaimSummary.MAX_PHASES + 1;
+        List<Document> all = call("summarize the task collection",
+                () -> tasks.aggregate(MongoClaimQueries.countByPhase(table, null, limit)).into(new ArrayList<>()));
+        Map<Object, Document> claimed = byPhase(call("summarize the task collection", () -> tasks.aggregate(
+                MongoClaimQueries.countByPhase(table, MongoClaimQueries.claimedMatch(table, lockTimeout), limit)).into(new ArrayList<>())));
+        Map<Object, Document> overdue = byPhase(call("summarize the task collection", () -> tasks.aggregate(
+                MongoClaimQueries.countByPhase(table, MongoClaimQueries.overdueMatch(table, lockTimeout), limit)).into(new ArrayList<>())));
+        List<ClaimSummary.PhaseCounts> phases = new ArrayList<>();
+        for (Document d : all.subList(0, Math.min(all.size(), ClaimSummary.MAX_PHASES))) {
+            Object phase = d.get("_id");
+            Object key = phase == null ? NO_PHASE : phase;
+            long total = count(d);
+            long c = count(claimed.get(key));
+            Document o = overdue.get(key);
+            long od = count(o);
+            Object oldest = o == null ? null : o.get("oldest");
+            phases.add(new ClaimSummary.PhaseCounts(phase == null ? null : String.valueOf(phase), total, total - c - od, c, od,
+                    oldest instanceof Date at ? at.toInstant().plus(lockTimeout) : null));
+        }
+        List<ClaimSummary.StuckTask> stuck = new ArrayList<>();
+        if (maxStuck > 0) {
+            for (Document d : call("summarize the task collection", () -> tasks.find(MongoClaimQueries.stuckMatch(table, stuckAfter))
+                    .sort(MongoClaimQueries.stuckSort(table)).limit(maxStuck).into(new ArrayList<>()))) {
+                Object key = d.get(table.idColumn());
+                Object phase = d.get(table.phaseColumn());
+                if (key != null && d.get(table.lockedAtColumn()) instanceof Date locked
+                        && d.get(table.updatedAtColumn()) instanceof Date updated && d.get(table.versionColumn()) instanceof Number v) {
+                    stuck.add(new ClaimSummary.StuckTask(key, phase == null ? null : String.valueOf(phase), locked.toInstant(),
+                            updated.toInstant(), v.longValue()));
+                }
+            }
+        }
+        return new ClaimSummary(null, lockTimeout, stuckAfter, phases, all.size() > ClaimSummary.MAX_PHASES, stuck);
+    }
+
+    /** The key a phase of null is kept under in a map. */
+    private static final Object NO_PHASE = new Object();
+
+    private static Map<Object, Document> byPhase(List<Document> groups) {
+        Map<Object, Document> out = new java.util.HashMap<>();
+        groups.forEach(g -> out.put(g.get("_id") == null ? NO_PHASE : g.get("_id"), g));
+        return out;
+    }
+
+    private static long count(@Nullable Document group) {
+        return group != null && group.get("n") instanceof Number n ? n.longValue() : 0;
+    }
+
+    @Override
+    public boolean release(Object key, long version) {
+        if (key == null) {
+            throw new IllegalArgumentException("key is null: give the key the summary returned");
+        }
+        return updated("release the claim on task '" + key + "'", key, version, MongoClaimQueries.releaseUpdate(table));
     }
 
     private boolean updated(String what, Object key, long version, Document update) {

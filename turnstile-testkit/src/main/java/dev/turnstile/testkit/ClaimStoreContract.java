@@ -12,6 +12,7 @@ import dev.turnstile.claim.ClaimFilter;
 import dev.turnstile.claim.ClaimLoss;
 import dev.turnstile.claim.ClaimOutcome;
 import dev.turnstile.claim.ClaimStore;
+import dev.turnstile.claim.ClaimSummary;
 import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.claim.TaskClaimer;
 import java.time.Duration;
@@ -249,6 +250,92 @@ public abstract class ClaimStoreContract {
         rest.forEach(x -> all.add(x.id()));
         assertThat(all).hasSize(10);
         assertThat(c.claim(ClaimFilter.where("phase", "Deleting"), 100)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("summarize counts each phase's free, claimed and overdue tasks by the store's clock")
+    void summaryCounts() {
+        ClaimTable t = freshTable();
+        TaskClaimer longLease = claimer(t, Duration.ofMinutes(1), null);
+        TaskClaimer shortLease = claimer(t, ms(300), null);
+        long now = System.currentTimeMillis();
+        insertTasks(t, "Creating", now, ids("c", 3));
+        insertTasks(t, "Deleting", now, ids("d", 2));
+        assertThat(longLease.claimNext(ClaimFilter.where("phase", "Creating"))).isPresent();
+        Claim lapsing = shortLease.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        sleep(600);
+        ClaimSummary s = longLease.store().summarize(ms(300), Duration.ofHours(1), 10);
+        assertThat(s.phases()).extracting(ClaimSummary.PhaseCounts::phase).containsExactly("Creating", "Deleting");
+        ClaimSummary.PhaseCounts creating = s.phases().get(0);
+        // with a 300 ms timeout, the claim taken a moment ago under a minute's is overdue by now
+        assertThat(List.of(creating.total(), creating.free(), creating.claimed(), creating.overdue())).containsExactly(3L, 2L, 0L, 1L);
+        ClaimSummary.PhaseCounts deleting = s.phases().get(1);
+        assertThat(List.of(deleting.total(), deleting.free(), deleting.claimed(), deleting.overdue())).containsExactly(2L, 1L, 0L, 1L);
+        assertThat(deleting.oldestOverdueSince()).isEqualTo(lapsing.lockedAt().plus(ms(300)));
+        ClaimSummary byMinute = longLease.store().summarize(Duration.ofMinutes(1), Duration.ofHours(1), 10);
+        ClaimSummary.PhaseCounts c = byMinute.phases().get(0);
+        assertThat(List.of(c.free(), c.claimed(), c.overdue())).containsExactly(2L, 1L, 0L);
+        assertThat(c.oldestOverdueSince()).isNull();
+        assertThat(byMinute.morePhases()).isFalse();
+        assertThat(byMinute.stuck()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("summarize lists the tasks without progress for stuckAfter, the longest first; free and fresh ones are not stuck")
+    void summaryStuck() {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        long now = System.currentTimeMillis();
+        insertTasks(t, "Deleting", now - 3_600_000, List.of("oldest"));
+        insertTasks(t, "Deleting", now - 1_800_000, List.of("older"));
+        insertTasks(t, "Deleting", now - 5_000, List.of("fresh"));
+        insertTasks(t, "Idle", now - 7_200_000, List.of("free-and-old"));
+        Map<String, Claim> claimed = new java.util.HashMap<>();
+        c.claim(ClaimFilter.where("phase", "Deleting"), 10).forEach(x -> claimed.put(x.id(), x));
+        assertThat(claimed).hasSize(3);
+        ClaimSummary s = c.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 10);
+        assertThat(s.stuck()).extracting(ClaimSummary.StuckTask::keyText).containsExactly("oldest", "older");
+        ClaimSummary.StuckTask oldest = s.stuck().get(0);
+        assertThat(oldest.phase()).isEqualTo("Deleting");
+        Claim oldestClaim = Objects.requireNonNull(claimed.get("oldest"));
+        assertThat(oldest.version()).isEqualTo(oldestClaim.version());
+        assertThat(oldest.lockedAt()).isEqualTo(oldestClaim.lockedAt());
+        assertThat(Math.abs(oldest.updatedAt().toEpochMilli() - (now - 3_600_000))).isLessThan(1000);
+        assertThat(c.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 1).stuck()).hasSize(1);
+        assertThat(c.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 0).stuck()).isEmpty();
+        assertThatThrownBy(() -> c.store().summarize(Duration.ZERO, Duration.ofMinutes(1), 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock timeout");
+        assertThatThrownBy(() -> c.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(1), 1001))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxStuck");
+    }
+
+    @Test
+    @DisplayName("release frees a claim at its version: due at once, the holder's writes are LOST, updatedAt kept; a stale version changes nothing")
+    void releaseCutsTheClaim() {
+        ClaimTable t = freshTable();
+        TaskClaimer a = claimer(t, Duration.ofMinutes(1), null);
+        TaskClaimer b = claimer(t, Duration.ofMinutes(1), null);
+        long updated = System.currentTimeMillis() - 3_600_000;
+        insertTasks(t, "Deleting", updated, List.of("g"));
+        Claim held = a.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        var loss = held.lost().toCompletableFuture();
+        ClaimSummary.StuckTask stuck = a.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 10).stuck().get(0);
+        assertThat(a.store().release(stuck.key(), stuck.version() - 1)).as("a version the task is not at").isFalse();
+        assertThat(b.claimNext(ClaimFilter.where("phase", "Deleting"))).isEmpty();
+        assertThat(a.store().release(stuck.key(), stuck.version())).isTrue();
+        assertThat(a.store().release(stuck.key(), stuck.version())).as("released once only").isFalse();
+        assertThat(lockedAtOf(t, "g")).isZero();
+        assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.LOST);
+        assertThat(held.update(Map.of("phase", "StaleWrite"))).isEqualTo(ClaimOutcome.LOST);
+        assertThat(loss).succeedsWithin(Duration.ofSeconds(5));
+        Claim taken = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(taken.version()).isGreaterThan(stuck.version() + 1);
+        ClaimSummary after = a.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 10);
+        assertThat(after.stuck()).singleElement().satisfies(x -> {
+            assertThat(x.version()).isEqualTo(taken.version());
+            assertThat(Math.abs(x.updatedAt().toEpochMilli() - updated)).as("no progress was recorded").isLessThan(1000);
+        });
+        assertThat(phaseOf(t, "g")).isEqualTo("Deleting");
     }
 
     @Test
