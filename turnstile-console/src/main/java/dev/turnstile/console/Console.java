@@ -3,6 +3,8 @@ package dev.turnstile.console;
 import dev.turnstile.LockInfo;
 import dev.turnstile.StoreUnavailableException;
 import dev.turnstile.Turnstile;
+import dev.turnstile.claim.ClaimSummary;
+import dev.turnstile.claim.TaskClaimer;
 import dev.turnstile.leader.Leadership;
 import dev.turnstile.spi.StoreClock;
 import java.io.IOException;
@@ -12,8 +14,10 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -51,6 +55,8 @@ public final class Console {
 
     private static final Logger audit = LoggerFactory.getLogger("dev.turnstile.console.audit");
     private static final Logger log = LoggerFactory.getLogger(Console.class);
+    /** The least "stuck after" the console judges by when it is not given one: a few heartbeats missed is not stuck. */
+    private static final Duration MIN_STUCK_AFTER = Duration.ofMinutes(1);
 
     private final Turnstile turnstile;
     private final boolean actionsEnabled;
@@ -63,6 +69,8 @@ public final class Console {
     private final @Nullable JobHistory jobs;
     private final Supplier<? extends Collection<String>> roles;
     private final Supplier<? extends Collection<Leadership>> leaderships;
+    private final Supplier<? extends Collection<TaskClaimer>> claimers;
+    private final @Nullable Duration stuckAfter;
     /** Whether a failed read of the store's clock was logged at WARN already (once is enough; then DEBUG). */
     private final java.util.concurrent.atomic.AtomicBoolean clockFailureLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
@@ -79,6 +87,8 @@ public final class Console {
         this.jobs = b.jobs;
         this.roles = b.roles;
         this.leaderships = b.leaderships;
+        this.claimers = b.claimers;
+        this.stuckAfter = b.stuckAfter;
     }
 
     /**
@@ -176,6 +186,17 @@ public final class Console {
                 return page(r, 200, "Leadership", "/leaders", storeNow, LeadersPage.body(roles.get(), leaderships.get(),
                         held, storeNow != null ? storeNow : clock.instant()));
             }
+            case "/claims" -> {
+                return method.equals("GET") || method.equals("HEAD")
+                        ? page(r, 200, "Claims", "/claims", ClaimsPage.body(r, claimTables(), clock.instant(), actionsEnabled))
+                        : notAllowed(r, "GET");
+            }
+            case "/claims/release" -> {
+                if (method.equals("GET") || method.equals("HEAD")) {
+                    return confirmClaimRelease(r);
+                }
+                return method.equals("POST") ? releaseClaim(r) : notAllowed(r, "GET, POST");
+            }
             case "/release" -> {
                 if (method.equals("GET") || method.equals("HEAD")) {
                     return confirm(r);
@@ -217,6 +238,121 @@ public final class Console {
             }
             return null;
         }
+    }
+
+    /** Each claim table once, each read on its own. */
+    private List<ClaimsPage.Table> claimTables() {
+        List<ClaimsPage.Table> out = new ArrayList<>();
+        for (TaskClaimer c : claimers.get().stream().filter(distinctTables()).toList()) {
+            Duration after = stuckAfterFor(c);
+            ClaimSummary summary = null;
+            String problem = null;
+            try {
+                summary = c.store().summarize(c.lockTimeout(), after, ClaimsPage.MAX_STUCK);
+            } catch (UnsupportedOperationException e) {
+                problem = "This claim store cannot summarize its table.";
+            } catch (RuntimeException e) {
+                log.warn("console: reading claim table '{}' failed: {}", c.store().table().table(), e.toString());
+                problem = "The table could not be read (the console's log says why); the page tries again by itself.";
+            }
+            out.add(new ClaimsPage.Table(c, after, summary, problem));
+        }
+        return out;
+    }
+
+    /** The threshold given to the builder, else ten lock timeouts: a task that saw ten of them pass without progress. */
+    private Duration stuckAfterFor(TaskClaimer c) {
+        if (stuckAfter != null) {
+            return stuckAfter;
+        }
+        Duration tenTimeouts = c.lockTimeout().multipliedBy(10);
+        return tenTimeouts.compareTo(MIN_STUCK_AFTER) < 0 ? MIN_STUCK_AFTER : tenTimeouts;
+    }
+
+    /** The stuck task a claim-release form or link names, with its claimer, or the page that says why there is none. */
+    private record StuckClaim(@Nullable TaskClaimer claimer, ClaimSummary.@Nullable StuckTask task, @Nullable Instant now,
+            @Nullable ConsoleResponse refusal) {}
+
+    private StuckClaim stuckClaim(ConsoleRequest r) {
+        String table = r.parameters().get("table");
+        String key = r.parameters().get("key");
+        Optional<Long> version = ReleasePages.number(r, "version");
+        if (table == null || key == null || version.isEmpty()) {
+            return refusal(page(r, 400, "Bad request", "", Layout.message("Bad request", "Give the claim table as 'table', the "
+                    + "task's key as 'key' and its claim version as 'version': use the Release link of the claim tables "
+                    + "page.") + ClaimsPage.back(r)));
+        }
+        List<TaskClaimer> over = claimers.get().stream().filter(c -> c.store().table().table().equals(table))
+                .filter(distinctTables()).toList();
+        if (over.size() != 1) {
+            return refusal(page(r, over.isEmpty() ? 404 : 409, "No such table", "", Layout.message(over.isEmpty()
+                    ? "No such claim table" : "More than one claim table has this name", over.isEmpty()
+                    ? "This console knows no claim table '" + table + "'."
+                    : "Claim tables of more than one store are named '" + table + "', so a release could hit the other one. "
+                            + "Nothing was released; release it in the store itself.") + ClaimsPage.back(r)));
+        }
+        TaskClaimer claimer = over.get(0);
+        ClaimSummary summary = claimer.store().summarize(claimer.lockTimeout(), stuckAfterFor(claimer), ClaimsPage.MAX_STUCK);
+        List<ClaimSummary.StuckTask> matches = summary.stuck().stream()
+                .filter(t -> t.keyText().equals(key) && t.version() == version.get()).toList();
+        if (matches.size() > 1) {
+            return refusal(page(r, 409, "Ambiguous", "", Layout.message("More than one task reads as this key", "Table '" + table
+                    + "' has more than one stuck task whose key reads as '" + key + "'. Nothing was released; release it in "
+                    + "the store itself.") + ClaimsPage.back(r)));
+        }
+        if (matches.isEmpty()) {
+            return refusal(page(r, 409, "Changed", "", Layout.message("The task changed", "Task '" + key + "' of table '" + table
+                    + "' is not stuck at claim version " + version.get() + " any more: it made progress, was claimed again "
+                    + "or released, or is gone. Nothing was released; look again before you release it.") + ClaimsPage.back(r)));
+        }
+        return new StuckClaim(claimer, matches.get(0), summary.storeNow() != null ? summary.storeNow() : clock.instant(), null);
+    }
+
+    private static StuckClaim refusal(ConsoleResponse page) {
+        return new StuckClaim(null, null, null, page);
+    }
+
+    /**
+     * One claimer per table: claimers whose stores describe themselves alike over a table of one
+     * name are taken for one table (an application often builds a store per claimer over one
+     * database); stores that describe themselves apart are different tables.
+     */
+    private static java.util.function.Predicate<TaskClaimer> distinctTables() {
+        java.util.Set<List<String>> seen = new java.util.HashSet<>();
+        return c -> seen.add(List.of(c.store().description(), c.store().table().table()));
+    }
+
+    private ConsoleResponse confirmClaimRelease(ConsoleRequest r) {
+        if (!actionsEnabled) {
+            return disabled(r);
+        }
+        StuckClaim s = stuckClaim(r);
+        if (s.refusal() != null) {
+            return s.refusal();
+        }
+        TaskClaimer c = Objects.requireNonNull(s.claimer());
+        return page(r, 200, "Release a claim", "/claims", ClaimsPage.confirmation(r, c.store().table().table(),
+                Objects.requireNonNull(s.task()), c.lockTimeout(), Objects.requireNonNull(s.now())));
+    }
+
+    private ConsoleResponse releaseClaim(ConsoleRequest r) {
+        if (!actionsEnabled) {
+            return disabled(r);
+        }
+        String refused = refusedAction(r);
+        if (refused != null) {
+            return page(r, 403, "Refused", "", Layout.message("Refused", refused) + ClaimsPage.back(r));
+        }
+        StuckClaim s = stuckClaim(r);
+        if (s.refusal() != null) {
+            return s.refusal();
+        }
+        TaskClaimer c = Objects.requireNonNull(s.claimer());
+        ClaimSummary.StuckTask task = Objects.requireNonNull(s.task());
+        boolean freed = c.store().release(task.key(), task.version());
+        record(new ReleaseRecord(task.keyText(), freed, null, task.version(), r.user() != null ? r.user() : "anonymous",
+                r.remoteAddress(), "console", clock.instant(), storeLabel, c.store().table().table()));
+        return ConsoleResponse.redirect(r.basePath() + "/history");
     }
 
     private ConsoleResponse confirm(ConsoleRequest r) {
@@ -412,6 +548,8 @@ public final class Console {
         private @Nullable JobHistory jobs;
         private Supplier<? extends Collection<String>> roles = List::of;
         private Supplier<? extends Collection<Leadership>> leaderships = List::of;
+        private Supplier<? extends Collection<TaskClaimer>> claimers = List::of;
+        private @Nullable Duration stuckAfter;
 
         private Builder(Turnstile turnstile) {
             this.turnstile = turnstile;
@@ -541,6 +679,39 @@ public final class Console {
                 throw new IllegalArgumentException("leaderships is null");
             }
             this.leaderships = leaderships;
+            return this;
+        }
+
+        /**
+         * The claimers whose task tables the claim tables page shows (each table once), judged by
+         * each claimer's lock timeout. With actions enabled, a stuck task's claim can be released.
+         *
+         * @param claimers read at each page view
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder claimers(Supplier<? extends Collection<TaskClaimer>> claimers) {
+            if (claimers == null) {
+                throw new IllegalArgumentException("claimers is null");
+            }
+            this.claimers = claimers;
+            return this;
+        }
+
+        /**
+         * How long a claimed, backing-off or overdue task must go without progress (an unlock or a
+         * {@code moveTo}) to be listed as stuck. Default: ten of its claimer's lock timeouts, at
+         * least a minute.
+         *
+         * @param after at least one second, at most 366 days
+         * @return this builder
+         * @throws IllegalArgumentException if null or out of range
+         */
+        public Builder stuckAfter(Duration after) {
+            if (after == null || after.compareTo(Duration.ofSeconds(1)) < 0 || after.compareTo(Duration.ofDays(366)) > 0) {
+                throw new IllegalArgumentException("stuckAfter is " + after + ": give 1 second to 366 days");
+            }
+            this.stuckAfter = after;
             return this;
         }
 

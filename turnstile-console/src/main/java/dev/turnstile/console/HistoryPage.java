@@ -13,11 +13,13 @@ final class HistoryPage {
         if (records.isEmpty()) {
             return b.append("<p id=\"history-empty\">None yet.</p>").toString();
         }
-        b.append("<table id=\"history\"><thead><tr><th>When</th><th>Lock</th><th>Outcome</th><th>Holder cut</th>")
-                .append("<th class=\"num\">Fence cut</th><th>By</th><th>From</th></tr></thead><tbody>");
+        b.append("<table id=\"history\"><thead><tr><th>When</th><th>Lock or claim</th><th>Outcome</th><th>Holder cut</th>")
+                .append("<th class=\"num\">Fence or version cut</th><th>By</th><th>From</th></tr></thead><tbody>");
         for (ReleaseRecord r : records) {
-            b.append("<tr><td>").append(Html.time(r.at())).append("</td><td class=\"name\">").append(Html.text(r.name()))
-                    .append("</td><td>").append(r.freed() ? "freed" : "was not held").append("</td><td>")
+            b.append("<tr><td>").append(Html.time(r.at())).append("</td><td class=\"name\">")
+                    .append(r.claimTable() != null ? "task " + Html.text(r.name()) + " of table " + Html.text(r.claimTable())
+                            : Html.text(r.name()))
+                    .append("</td><td>").append(r.freed() ? "freed" : r.claimTable() != null ? "changed, not released" : "was not held").append("</td><td>")
                     .append(Html.text(r.holder())).append("</td><td class=\"num\">").append(r.freed() ? Long.toString(r.fence()) : "")
                     .append("</td><td>").append(Html.text(r.user())).append("</td><td>").append(Html.text(r.from()))
                     .append("</td></tr>");

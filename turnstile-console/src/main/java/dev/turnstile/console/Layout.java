@@ -25,6 +25,7 @@ final class Layout {
         nav(b, base, "/", "Locks", current);
         nav(b, base, "/jobs", "Jobs", current);
         nav(b, base, "/leaders", "Leadership", current);
+        nav(b, base, "/claims", "Claims", current);
         nav(b, base, "/history", "History", current);
         b.append("</nav><span class=\"store\">store: <b id=\"store\">").append(Html.text(storeLabel)).append("</b>")
                 .append(" · <span id=\"clock\">");

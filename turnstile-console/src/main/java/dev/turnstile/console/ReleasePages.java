@@ -73,7 +73,12 @@ final class ReleasePages {
 
     /** The fence the confirmation showed, or empty if the form carried none that parses. */
     static Optional<Long> expectedFence(ConsoleRequest r) {
-        String f = r.parameters().get("fence");
+        return number(r, "fence");
+    }
+
+    /** A whole number parameter, or empty if missing or not one. */
+    static Optional<Long> number(ConsoleRequest r, String parameter) {
+        String f = r.parameters().get(parameter);
         if (f == null || f.isEmpty() || f.length() > 20) {
             return Optional.empty();
         }

@@ -19,9 +19,29 @@ import org.jspecify.annotations.Nullable;
  * @param via what was used: {@code console}, {@code release --force}
  * @param at when, by this process's clock
  * @param store the store: the console names it by kind only, {@code release --force} by its URL with secrets masked
+ * @param claimTable for the release of a stuck claim, the task table (then {@code name} is the task's key, {@code fence}
+ *     the claim version that was cut and {@code holder} null); {@code null} for a lock
  */
 public record ReleaseRecord(String name, boolean freed, @Nullable String holder, long fence, String user, String from,
-        String via, Instant at, String store) {
+        String via, Instant at, String store, @Nullable String claimTable) {
+
+    /**
+     * The record of a forced release of a lock.
+     *
+     * @param name the lock name
+     * @param freed whether a held lease was ended
+     * @param holder who held it, or {@code null}
+     * @param fence the fence that was cut, or {@code -1}
+     * @param user who asked
+     * @param from where the request came from
+     * @param via what was used
+     * @param at when
+     * @param store the store
+     */
+    public ReleaseRecord(String name, boolean freed, @Nullable String holder, long fence, String user, String from,
+            String via, Instant at, String store) {
+        this(name, freed, holder, fence, user, from, via, at, store, null);
+    }
 
     /**
      * One line for logs, stderr and syslog. The name, the holder and the user come from outside
@@ -33,6 +53,12 @@ public record ReleaseRecord(String name, boolean freed, @Nullable String holder,
      *     from 10.0.0.5 at 2026-11-27T10:00:00Z on PostgreSQL}
      */
     public String line() {
+        if (claimTable != null) {
+            return via + ": claim on task '" + quoted(name) + "' of table '" + quoted(claimTable) + "' "
+                    + (freed ? "released (claim version " + fence + " cut)" : "was not released (it changed)")
+                    + " by user '" + quoted(user) + "'"
+                    + " from " + Printable.of(from) + " at " + at.truncatedTo(ChronoUnit.MILLIS) + " on " + store;
+        }
         return via + ": lock '" + quoted(name) + "' " + (freed ? "freed" : "was not held")
                 + (holder != null ? " (held by '" + quoted(holder) + "', fence " + fence + ")" : "")
                 + " by user '" + quoted(user) + "'"
