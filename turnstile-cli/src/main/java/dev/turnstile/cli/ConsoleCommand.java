@@ -1,6 +1,8 @@
 package dev.turnstile.cli;
 
 import dev.turnstile.Turnstile;
+import dev.turnstile.claim.ClaimTable;
+import dev.turnstile.claim.TaskClaimer;
 import dev.turnstile.console.Console;
 import dev.turnstile.console.ConsoleServer;
 import dev.turnstile.spi.LockStore;
@@ -53,6 +55,23 @@ final class ConsoleCommand implements Callable<Integer> {
                     + "Repeatable.")
     java.util.List<String> roles = new java.util.ArrayList<>();
 
+    @Option(names = "--claim-table", paramLabel = "TABLE[:COLUMNS]",
+            description = "A task table (a collection on MongoDB) of the store to show on the Claims page: its tasks per "
+                    + "phase (free, claimed, overdue) and the stuck ones; with --allow-release a stuck claim can be "
+                    + "released. Columns other than the defaults as TABLE:id=COL,phase=COL,locked-at=COL,updated-at=COL,"
+                    + "version=COL. SQL stores and MongoDB only. Repeatable.")
+    java.util.List<String> claimTables = new java.util.ArrayList<>();
+
+    @Option(names = "--claim-timeout", paramLabel = "DURATION",
+            description = "The lock timeout the claim tables' claimers use, which tells a claimed task from an overdue "
+                    + "one. Default: 1m (TaskClaimer's default).")
+    java.time.Duration claimTimeout = java.time.Duration.ofMinutes(1);
+
+    @Option(names = "--stuck-after", paramLabel = "DURATION",
+            description = "How long a claimed or overdue task must go without progress to be listed as stuck. Default: "
+                    + "ten claim timeouts, at least 1m.")
+    java.time.@Nullable Duration stuckAfter;
+
     @Option(names = "--public-url", paramLabel = "URL",
             description = "The URL browsers use when the console is reached through a reverse proxy (TLS) or a tunnel "
                     + "on another port, e.g. https://locks.example.com: its host is accepted in Host and its origin in "
@@ -67,6 +86,8 @@ final class ConsoleCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         java.util.List<String> roleNames = roles.stream().map(TurnstileCommand::checkLockName).distinct().sorted().toList();
+        java.util.List<ClaimTable> tables = ClaimTables.parse(claimTables);
+        ClaimTables.checkTimes(claimTimeout, stuckAfter);
         InetSocketAddress address = address(listen);
         boolean beyondLoopback = !address.getAddress().isLoopbackAddress();
         String token = null;
@@ -88,8 +109,19 @@ final class ConsoleCommand implements Callable<Integer> {
             throw new IllegalArgumentException("the embedded store " + StoreOption.embeddedFile(top) + " does not exist yet "
                     + "(no 'turnstile run' has used it): give --store, or run a command with 'turnstile run' first");
         }
+        java.util.List<TaskClaimer> claimers;
+        try {
+            claimers = ClaimTables.open(s, tables, claimTimeout);
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
         Turnstile turnstile = Turnstile.builder(s).build();
-        Console console = Console.builder(turnstile)
+        Console.Builder consoleBuilder = Console.builder(turnstile).claimers(() -> claimers);
+        if (stuckAfter != null) {
+            consoleBuilder.stuckAfter(stuckAfter);
+        }
+        Console console = consoleBuilder
                 .actionsEnabled(allowRelease, "start 'turnstile console' with --allow-release to enable force-release.")
                 .roles(() -> roleNames)
                 .auditListener(rec -> {
@@ -113,6 +145,7 @@ final class ConsoleCommand implements Callable<Integer> {
             running = server.start();
         } catch (RuntimeException e) {
             turnstile.close();
+            claimers.forEach(TaskClaimer::close);
             s.close();
             throw e;
         }
@@ -120,6 +153,7 @@ final class ConsoleCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             running.close();
             turnstile.close();
+            claimers.forEach(TaskClaimer::close);
             s.close();
             stopped.countDown();
         }, "turnstile-console-stop"));

@@ -132,6 +132,70 @@ class ConsoleBrowserTest {
         }
     }
 
+    /** A claim stuck in a PostgreSQL task table, seen on the Claims page and released from it: its holder is cut. */
+    @Test
+    void stuckClaimReleasedFromThePage() throws Exception {
+        String table = "console_claims_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        String key = "<img src=x onerror=alert(1)> gw-" + UUID.randomUUID().toString().substring(0, 6);
+        org.postgresql.ds.PGSimpleDataSource db = new org.postgresql.ds.PGSimpleDataSource();
+        db.setUrl("jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+        dev.turnstile.claim.ClaimTable t = dev.turnstile.claim.ClaimTable.builder(table).build();
+        Cli consoleCli = new Cli(Files.createDirectories(dir.resolve("claims-console")));
+        Process console = null;
+        try (dev.turnstile.claim.ClaimStore store = dev.turnstile.jdbc.JdbcClaimStore.builder(db, t).createTableIfMissing(true).build();
+                dev.turnstile.claim.TaskClaimer claimer = dev.turnstile.claim.TaskClaimer.builder(store).build()) {
+            try (java.sql.Connection c = db.getConnection();
+                    java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (id, phase, updated_at) VALUES (?, ?, ?)")) {
+                ps.setString(1, key);
+                ps.setString(2, "Deleting");
+                ps.setLong(3, System.currentTimeMillis() - 7_200_000);
+                ps.executeUpdate();
+                ps.setString(1, "gw-fresh");
+                ps.setLong(3, System.currentTimeMillis());
+                ps.executeUpdate();
+            }
+            dev.turnstile.claim.Claim held = claimer.claimNext(dev.turnstile.claim.ClaimFilter.where("phase", "Deleting")).orElseThrow();
+            assertThat(held.id()).isEqualTo(key);
+            console = consoleCli.spawn(Map.of("TURNSTILE_CONSOLE_TOKEN", TOKEN), "console", "--store",
+                    "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&turnstile.table=console_locks&turnstile.createTable=true",
+                    "--listen", "127.0.0.1:0", "--allow-release", "--claim-table", table);
+            String base = servingUrl(consoleCli, console);
+            browser.manage().deleteAllCookies();
+            browser.get(base + "login");
+            browser.findElement(By.id("token")).sendKeys(TOKEN);
+            browser.findElement(By.id("sign-in")).click();
+            waitForUrl(":" + java.net.URI.create(base).getPort() + "/");
+            browser.findElement(By.linkText("Claims")).click();
+            waitForUrl("/claims");
+            WebElement section = browser.findElement(By.cssSelector("section.claim-table"));
+            assertThat(section.findElement(By.tagName("h2")).getText()).isEqualTo("Table " + table);
+            assertThat(section.findElement(By.cssSelector("table.phases tbody tr")).getText()).startsWith("Deleting 2 1 1 0");
+            WebElement stuck = section.findElement(By.cssSelector("table.stuck tbody tr"));
+            assertThat(stuck.findElement(By.cssSelector("td.name")).getText()).isEqualTo(key);
+            assertThat(browser.findElements(By.cssSelector("main img, main script"))).as("nothing injected").isEmpty();
+            assertThat(held.isHeld()).isTrue();
+            stuck.findElement(By.cssSelector("a.release-claim")).click();
+            waitForElement("confirm");
+            assertThat(browser.findElement(By.cssSelector("#confirm dd.name")).getText()).isEqualTo(key);
+            assertThat(held.heartbeat()).as("a confirmation page releases nothing").isEqualTo(dev.turnstile.claim.ClaimOutcome.APPLIED);
+            browser.findElement(By.id("confirm-release")).click();
+            waitForUrl("/history");
+            WebElement record = browser.findElement(By.cssSelector("#history tbody tr"));
+            assertThat(record.findElement(By.cssSelector("td.name")).getText()).isEqualTo("task " + key + " of table " + table);
+            assertThat(record.getText()).contains("freed").contains("token holder");
+            assertThat(held.heartbeat()).as("the holder is cut").isEqualTo(dev.turnstile.claim.ClaimOutcome.LOST);
+            assertThat(claimer.claimNext(dev.turnstile.claim.ClaimFilter.where("phase", "Deleting")).orElseThrow().id())
+                    .as("due at once, before the fresh task").isEqualTo(key);
+            assertThat(log(consoleCli)).contains("turnstile: console: claim on task '<img src=x onerror=alert(1)> gw-")
+                    .contains("of table '" + table + "' released (claim version 1 cut) by user 'token holder' from 127.0.0.1");
+        } finally {
+            stop(console);
+            try (java.sql.Connection c = db.getConnection(); java.sql.Statement st = c.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+            }
+        }
+    }
+
     private void forceReleaseFromThePage(Cli cli, String url, Duration ttl, Duration within) throws Exception {
         String lock = HOSTILE + " " + UUID.randomUUID().toString().substring(0, 8);
         Process run = hold(cli, url, lock, ttl);

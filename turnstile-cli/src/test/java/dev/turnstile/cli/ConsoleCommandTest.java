@@ -44,6 +44,42 @@ class ConsoleCommandTest {
     }
 
     @Test
+    void refusesClaimTablesItCannotShow() {
+        Cli cli = new Cli(dir);
+        String store = "jdbc:sqlite:" + dir.resolve("claims.db");
+        assertThat(cli.run("run", "--store", store + "?turnstile.createTable=true", "--lock", "a", "--", "true").code()).isZero();
+        Map<String, String> bad = new java.util.LinkedHashMap<>();
+        bad.put("", "--claim-table ''");
+        bad.put("tasks;drop table x", "--claim-table 'tasks;drop table x'");
+        bad.put("tasks:bogus=col", "'bogus' is not a column role");
+        bad.put("tasks:id", "'id' is not COLUMN=NAME");
+        bad.put("tasks:id=a,id=b", "'id' is given twice");
+        bad.put("tasks:phase=x y", "--claim-table 'tasks:phase=x y'");
+        bad.put("tasks:phase=id", "two roles");
+        bad.put("tasks:id=\u0007", "\\u0007");
+        for (Map.Entry<String, String> e : bad.entrySet()) {
+            Cli.Result r = cli.run("console", "--store", store, "--claim-table", e.getKey(), "--listen", "127.0.0.1:0");
+            assertThat(r.code()).as("%s: %s", e.getKey(), r.all()).isEqualTo(64);
+            assertThat(r.err()).as(e.getKey()).contains(e.getValue()).doesNotContain("\u0007");
+        }
+        Cli.Result twice = cli.run("console", "--store", store, "--claim-table", "tasks", "--claim-table", "TASKS");
+        assertThat(twice.code()).isEqualTo(64);
+        assertThat(twice.err()).contains("is given twice");
+        Cli.Result timeout = cli.run("console", "--store", store, "--claim-table", "tasks", "--claim-timeout", "0s");
+        assertThat(timeout.code()).isEqualTo(64);
+        assertThat(timeout.err()).contains("--claim-timeout").contains("1ms to 366d");
+        Cli.Result stuck = cli.run("console", "--store", store, "--claim-table", "tasks", "--stuck-after", "10ms");
+        assertThat(stuck.code()).isEqualTo(64);
+        assertThat(stuck.err()).contains("--stuck-after").contains("1s to 366d");
+        Cli.Result missing = cli.run("console", "--store", store, "--claim-table", "tasks", "--listen", "127.0.0.1:0");
+        assertThat(missing.code()).as(missing.all()).isNotZero();
+        assertThat(missing.err()).contains("tasks").contains("CREATE TABLE");
+        Cli.Result redis = cli.run("console", "--store", RedisRunTest.REDIS, "--claim-table", "tasks", "--listen", "127.0.0.1:0");
+        assertThat(redis.code()).as(redis.all()).isEqualTo(64);
+        assertThat(redis.err()).contains("task tables live in a SQL database or MongoDB");
+    }
+
+    @Test
     void acceptsTheAddressFormsItDocuments() {
         assertThat(ConsoleCommand.address(null).getPort()).isEqualTo(ConsoleCommand.DEFAULT_PORT);
         assertThat(ConsoleCommand.address(null).getAddress().isLoopbackAddress()).isTrue();

@@ -95,6 +95,23 @@ public final class JdbcClaimStore implements ClaimStore {
     }
 
     /**
+     * Starts a builder over the database of a lock store, sharing its connections: for a task
+     * table that lives beside the lock table (what {@code turnstile console --claim-table} uses).
+     * The claim store does not close the lock store; close the lock store after it.
+     *
+     * @param lockStore the lock store whose database holds the task table
+     * @param table the task table and its column names
+     * @return a builder
+     * @throws IllegalArgumentException if either is null
+     */
+    public static Builder builder(JdbcLockStore lockStore, ClaimTable table) {
+        if (lockStore == null) {
+            throw new IllegalArgumentException("lockStore is null: give the JdbcLockStore whose database holds the task table");
+        }
+        return builder(lockStore.dataSource(), table);
+    }
+
+    /**
      * Returns the DDL that creates a task table with the claiming index, idempotent ({@code IF NOT
      * EXISTS}); statements end with {@code ;}. For a table of your own, add the columns and the
      * index it shows.

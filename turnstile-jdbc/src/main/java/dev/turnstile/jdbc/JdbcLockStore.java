@@ -273,6 +273,11 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
         }
     }
 
+    /** The connections this store uses, for a claim store over the same database ({@link JdbcClaimStore#builder(JdbcLockStore, dev.turnstile.claim.ClaimTable)}). */
+    DataSource dataSource() {
+        return dataSource;
+    }
+
     @Override
     public String description() {
         return description;

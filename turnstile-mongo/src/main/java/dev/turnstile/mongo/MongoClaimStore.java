@@ -93,6 +93,24 @@ public final class MongoClaimStore implements ClaimStore {
     }
 
     /**
+     * Starts a builder over the database of a lock store, with its client: for a task collection
+     * beside the lock collection (what {@code turnstile console --claim-table} uses). The claim
+     * store does not close the lock store; close the lock store after it.
+     *
+     * @param lockStore the lock store whose database holds the task collection
+     * @param table the task collection and its field names
+     * @return a builder
+     * @throws IllegalArgumentException if an argument is null, or the collection name is not valid
+     */
+    public static Builder builder(MongoLockStore lockStore, ClaimTable table) {
+        if (lockStore == null) {
+            throw new IllegalArgumentException("lockStore is null: give the MongoLockStore whose database holds the tasks");
+        }
+        checkTable(table);
+        return new Builder(lockStore.database().getCollection(MongoLockStore.checkCollection(table.table())), table);
+    }
+
+    /**
      * Starts a builder over a collection the application already has.
      *
      * @param collection the task collection; its name must be the table's name

@@ -11,6 +11,7 @@ import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -144,6 +145,11 @@ public final class MongoLockStore implements LockStore {
         });
         out.sort(Comparator.comparing(LockInfo::name));
         return out;
+    }
+
+    /** The database this store's lock collection is in, for a claim store beside it. */
+    MongoDatabase database() {
+        return client.getDatabase(locks.getNamespace().getDatabaseName());
     }
 
     @Override
