@@ -2,6 +2,7 @@ package dev.turnstile.spring;
 
 import dev.turnstile.Turnstile;
 import dev.turnstile.console.Console;
+import dev.turnstile.claim.TaskClaimer;
 import dev.turnstile.console.JobHistory;
 import dev.turnstile.leader.Leadership;
 import dev.turnstile.spring.console.ConsoleServlet;
@@ -50,22 +51,28 @@ public class TurnstileConsoleAutoConfiguration {
 
     @Bean
     ServletRegistrationBean<ConsoleServlet> turnstileConsoleServlet(Turnstile turnstile, TurnstileConsoleProperties properties,
-            JobHistory jobs, ObjectProvider<Leadership> leaderships) {
+            JobHistory jobs, ObjectProvider<Leadership> leaderships, ObjectProvider<TaskClaimer> claimers) {
         String path = checkPath(properties.getPath());
         checkActionsPossible(properties.isActionsEnabled(), path, TurnstileConsoleAutoConfiguration.class.getClassLoader());
         Console console;
         try {
-            console = Console.builder(turnstile)
+            Console.Builder builder = Console.builder(turnstile);
+            if (properties.getStuckAfter() != null) {
+                builder.stuckAfter(properties.getStuckAfter());
+            }
+            console = builder
                     .actionsEnabled(properties.isActionsEnabled(), "set turnstile.console.actions-enabled=true "
                             + "(with Spring Security securing " + path + "/**) to enable force-release.")
                     .maxRows(properties.getMaxRows())
                     .historySize(properties.getHistorySize())
                     .jobs(jobs)
                     .leaderships(() -> leaderships.orderedStream().toList())
+                    .claimers(() -> claimers.orderedStream().toList())
                     .build();
         } catch (IllegalArgumentException e) {
             throw new TurnstileStartupException("turnstile.console: " + e.getMessage(),
-                    "set turnstile.console.max-rows and turnstile.console.history-size within 1 to 100000", e);
+                    "set turnstile.console.max-rows and turnstile.console.history-size within 1 to 100000, and "
+                            + "turnstile.console.stuck-after within 1s to 366d", e);
         }
         ServletRegistrationBean<ConsoleServlet> registration = new ServletRegistrationBean<>(new ConsoleServlet(console), path + "/*");
         registration.setName("turnstileConsole");

@@ -204,6 +204,45 @@ class ConsoleServletTest {
         }
     }
 
+    /** A claimer over a PostgreSQL task table with one stuck claim: the application's TaskClaimer beans reach the claims page. */
+    @Configuration(proxyBeanMethods = false)
+    @Import(SecuredApp.class)
+    static class ClaimingApp {
+        static final String TABLE = "console_servlet_claims";
+
+        @Bean(destroyMethod = "close")
+        dev.turnstile.claim.TaskClaimer claimer() throws Exception {
+            org.postgresql.ds.PGSimpleDataSource db = new org.postgresql.ds.PGSimpleDataSource();
+            db.setUrl("jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+            try (java.sql.Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + TABLE);
+            }
+            dev.turnstile.claim.ClaimStore store = dev.turnstile.jdbc.JdbcClaimStore.builder(db,
+                    dev.turnstile.claim.ClaimTable.builder(TABLE).build()).createTableIfMissing(true).build();
+            try (java.sql.Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+                s.execute("INSERT INTO " + TABLE + " (id, phase, updated_at) VALUES ('gw-stuck', 'Deleting', "
+                        + (System.currentTimeMillis() - 7_200_000) + ")");
+            }
+            dev.turnstile.claim.TaskClaimer claimer = dev.turnstile.claim.TaskClaimer.builder(store).build();
+            claimer.claimNext(dev.turnstile.claim.ClaimFilter.where("phase", "Deleting")).orElseThrow();
+            return claimer;
+        }
+    }
+
+    @Test
+    void claimTablesPageShowsTheApplicationsClaimers() throws Exception {
+        String base = start(ClaimingApp.class, "turnstile.console.enabled=true", "turnstile.console.stuck-after=90m");
+        HttpResponse<String> claims = get(base + "/turnstile-console/claims", "Authorization", OPS);
+        assertThat(claims.statusCode()).isEqualTo(200);
+        assertThat(claims.body()).contains("Table " + ClaimingApp.TABLE).contains("stuck after 1 h 30 min").contains(">gw-stuck<")
+                .doesNotContain("Release…");
+        assertThat(get(base + "/turnstile-console/claims").statusCode()).as("behind the application's login").isEqualTo(401);
+        app.close();
+        app = null;
+        assertThatThrownBy(() -> start(ClaimingApp.class, "turnstile.console.enabled=true", "turnstile.console.stuck-after=10ms"))
+                .hasStackTraceContaining("turnstile.console: stuckAfter is PT0.01S: give 1 second to 366 days");
+    }
+
     @Test
     void offUnlessEnabled() throws Exception {
         String base = start(OpenApp.class);

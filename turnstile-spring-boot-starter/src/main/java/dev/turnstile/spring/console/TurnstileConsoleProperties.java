@@ -1,5 +1,6 @@
 package dev.turnstile.spring.console;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /** The {@code turnstile.console.*} properties: the console's pages inside the application. */
@@ -27,6 +28,12 @@ public class TurnstileConsoleProperties {
 
     /** How many forced releases the history page keeps (the log keeps them all). */
     private int historySize = 200;
+
+    /**
+     * How long a claimed or overdue task must go without progress to be listed as stuck on the
+     * claim tables page. Default: ten of its claimer's lock timeouts, at least a minute.
+     */
+    private java.time.@Nullable Duration stuckAfter;
 
     /** {@return whether the console is served} */
     public boolean isEnabled() {
@@ -96,5 +103,19 @@ public class TurnstileConsoleProperties {
      */
     public void setHistorySize(int historySize) {
         this.historySize = historySize;
+    }
+
+    /** {@return how long without progress makes a task stuck, or null for the default} */
+    public java.time.@Nullable Duration getStuckAfter() {
+        return stuckAfter;
+    }
+
+    /**
+     * Sets how long a claimed or overdue task must go without progress to be listed as stuck.
+     *
+     * @param stuckAfter 1 second to 366 days, or null for ten lock timeouts
+     */
+    public void setStuckAfter(java.time.@Nullable Duration stuckAfter) {
+        this.stuckAfter = stuckAfter;
     }
 }
