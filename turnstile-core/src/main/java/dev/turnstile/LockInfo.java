@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param name the lock name
  * @param owner the readable holder identity
  * @param fence the holder's fence
- * @param acquiredAt when the holder acquired it, by the store's clock (on Redis, the holder's)
+ * @param acquiredAt when the holder acquired it, by the store's clock (the database's, the Redis or MongoDB server's,
+ *     ZooKeeper's write times)
  * @param expiresAt when the lease ends unless extended, by the same clock
  */
 public record LockInfo(String name, String owner, long fence, Instant acquiredAt, Instant expiresAt) {}

@@ -101,13 +101,14 @@ public interface ClaimStore extends AutoCloseable {
 
     /**
      * Frees a claim, for an operator: {@code lockedAt} to the epoch (due at once) and the version
-     * raised, if the version still matches; {@code updatedAt} is left alone (no progress was made).
+     * raised, if the version still matches and the task is not free (an unlock or {@code moveTo}
+     * at the same version meanwhile wins); {@code updatedAt} is left alone (no progress was made).
      * Raising the version cuts the claim: its holder's next heartbeat or write fails, and it is told
      * of the loss.
      *
      * @param key the task's key, as the store returned it
      * @param version the claim version the operator saw
-     * @return {@code true} if written; {@code false} if the task is gone or its version changed
+     * @return {@code true} if written; {@code false} if the task is gone, free, or its version changed
      * @throws UnsupportedOperationException if this store cannot release (the default)
      */
     default boolean release(Object key, long version) {

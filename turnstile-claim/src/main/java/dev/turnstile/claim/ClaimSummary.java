@@ -8,8 +8,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a task table holds, for an operator: how many tasks each phase has, how many of them are
- * free, claimed or overdue, and the stuck tasks, oldest first. Read by {@link ClaimStore#summarize}
- * in one pass and judged by the store's clock.
+ * free, claimed or overdue, and the stuck tasks, oldest first. Read by {@link ClaimStore#summarize},
+ * every task judged by one reading of the store's clock.
  *
  * <p>The store keeps one time per task ({@code lockedAt}), so a task that waits out a
  * {@link Claim#relock} back-off counts as claimed until the back-off ends: both are "not due yet".
@@ -48,18 +48,18 @@ public record ClaimSummary(@Nullable Instant storeNow, Duration lockTimeout, Dur
     /**
      * Checks the arguments of {@link ClaimStore#summarize}, for store implementations.
      *
-     * @param lockTimeout the lock timeout, positive
+     * @param lockTimeout the lock timeout, positive (a store counts it in whole milliseconds)
      * @param stuckAfter the stuck threshold, positive
      * @param maxStuck 0 to 1000
      * @throws IllegalArgumentException naming the argument to fix
      */
     public static void checkRequest(Duration lockTimeout, Duration stuckAfter, int maxStuck) {
-        if (lockTimeout == null || lockTimeout.toMillis() < 1) {
-            throw new IllegalArgumentException("lock timeout is " + lockTimeout + ": give the claimers' lock timeout, at least 1 ms");
+        if (lockTimeout == null || lockTimeout.isNegative() || lockTimeout.isZero()) {
+            throw new IllegalArgumentException("lock timeout is " + lockTimeout + ": give the claimers' lock timeout, positive");
         }
-        if (stuckAfter == null || stuckAfter.toMillis() < 1) {
+        if (stuckAfter == null || stuckAfter.isNegative() || stuckAfter.isZero()) {
             throw new IllegalArgumentException("stuckAfter is " + stuckAfter + ": give how long without progress makes a "
-                    + "task stuck, at least 1 ms");
+                    + "task stuck, positive");
         }
         if (maxStuck < 0 || maxStuck > 1000) {
             throw new IllegalArgumentException("maxStuck is " + maxStuck + ": give 0 to 1000");
@@ -71,14 +71,26 @@ public record ClaimSummary(@Nullable Instant storeNow, Duration lockTimeout, Dur
      *
      * @param phase the phase as text, or {@code null} for tasks without one
      * @param total all tasks of the phase
-     * @param free not claimed: {@code lockedAt} at the epoch (never claimed, or unlocked); due at once
+     * @param free not claimed: {@code lockedAt} at the epoch (never claimed, or unlocked; on MongoDB
+     *     also missing); due at once
      * @param claimed claimed and within the lock timeout, or waiting out a relock back-off: not due yet
      * @param overdue due again but not claimed: a claim that lapsed (its claimer stopped without
      *     unlocking) or a back-off that ended, and no claimer has taken it yet
      * @param oldestOverdueSince when the longest-overdue task became due, or {@code null} if none is overdue
      */
     public record PhaseCounts(@Nullable String phase, long total, long free, long claimed, long overdue,
-            @Nullable Instant oldestOverdueSince) {}
+            @Nullable Instant oldestOverdueSince) {
+
+        /**
+         * The tasks in none of the three states: on the SQL stores those whose {@code lockedAt} is
+         * NULL, which no claim ever selects (the shipped DDL declares it {@code NOT NULL DEFAULT 0}).
+         *
+         * @return {@code total - free - claimed - overdue}
+         */
+        public long neverClaimed() {
+            return total - free - claimed - overdue;
+        }
+    }
 
     /**
      * A task that has made no progress for longer than the summary's {@code stuckAfter}: it is

@@ -28,12 +28,7 @@ final class ClaimTables {
         for (String spec : specs) {
             int colon = spec.indexOf(':');
             String name = colon < 0 ? spec : spec.substring(0, colon);
-            ClaimTable.Builder b;
-            try {
-                b = ClaimTable.builder(name);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--claim-table '" + Printable.of(spec) + "': " + Printable.of(String.valueOf(e.getMessage())), e);
-            }
+            ClaimTable.Builder b = checked(spec, () -> ClaimTable.builder(name));
             if (colon >= 0) {
                 Set<String> given = new HashSet<>();
                 for (String part : spec.substring(colon + 1).split(",", -1)) {
@@ -41,31 +36,22 @@ final class ClaimTables {
                     String key = eq < 0 ? part : part.substring(0, eq).strip().toLowerCase(Locale.ROOT);
                     if (eq < 0 || !given.add(key)) {
                         throw new IllegalArgumentException("--claim-table '" + Printable.of(spec) + "': "
-                                + (eq < 0 ? "'" + Printable.of(part) + "' is not COLUMN=NAME" : "'" + key + "' is given twice")
+                                + (eq < 0 ? "'" + Printable.of(part) + "' is not COLUMN=NAME" : "'" + Printable.of(key) + "' is given twice")
                                 + "; write TABLE:id=COL,phase=COL,locked-at=COL,updated-at=COL,version=COL (any of them)");
                     }
                     String column = part.substring(eq + 1).strip();
-                    try {
-                        switch (key) {
-                            case "id" -> b.idColumn(column);
-                            case "phase" -> b.phaseColumn(column);
-                            case "locked-at" -> b.lockedAtColumn(column);
-                            case "updated-at" -> b.updatedAtColumn(column);
-                            case "version" -> b.versionColumn(column);
-                            default -> throw new IllegalArgumentException("'" + Printable.of(key) + "' is not a column "
-                                    + "role: use id, phase, locked-at, updated-at or version");
-                        }
-                    } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException("--claim-table '" + Printable.of(spec) + "': " + Printable.of(String.valueOf(e.getMessage())), e);
-                    }
+                    checked(spec, () -> switch (key) {
+                        case "id" -> b.idColumn(column);
+                        case "phase" -> b.phaseColumn(column);
+                        case "locked-at" -> b.lockedAtColumn(column);
+                        case "updated-at" -> b.updatedAtColumn(column);
+                        case "version" -> b.versionColumn(column);
+                        default -> throw new IllegalArgumentException("'" + key + "' is not a column role: use id, phase, "
+                                + "locked-at, updated-at or version");
+                    });
                 }
             }
-            ClaimTable table;
-            try {
-                table = b.build();
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--claim-table '" + Printable.of(spec) + "': " + Printable.of(String.valueOf(e.getMessage())), e);
-            }
+            ClaimTable table = checked(spec, b::build);
             if (!names.add(table.table().toLowerCase(Locale.ROOT))) {
                 throw new IllegalArgumentException("--claim-table '" + table.table() + "' is given twice: give each table once");
             }
@@ -74,13 +60,28 @@ final class ClaimTables {
         return out;
     }
 
+    /** A step of building a table from a spec; its refusal names the spec, with what the user typed made printable. */
+    private static <T> T checked(String spec, java.util.function.Supplier<T> step) {
+        try {
+            return step.get();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--claim-table '" + Printable.of(spec) + "': "
+                    + Printable.of(String.valueOf(e.getMessage())), e);
+        }
+    }
+
+    /** A duration as the options take it: whole seconds, or milliseconds under a second (no overflow). */
+    private static String shown(Duration d) {
+        return d.compareTo(Duration.ofSeconds(1)) < 0 && !d.isNegative() ? d.toMillis() + "ms" : d.toSeconds() + "s";
+    }
+
     static void checkTimes(Duration claimTimeout, @Nullable Duration stuckAfter) {
         if (claimTimeout.compareTo(Duration.ofMillis(1)) < 0 || claimTimeout.compareTo(Duration.ofDays(366)) > 0) {
-            throw new IllegalArgumentException("--claim-timeout " + claimTimeout + ": give the claimers' lock timeout, "
-                    + "1ms to 366d");
+            throw new IllegalArgumentException("--claim-timeout " + shown(claimTimeout) + ": give the claimers' lock "
+                    + "timeout, 1ms to 366d");
         }
         if (stuckAfter != null && (stuckAfter.compareTo(Duration.ofSeconds(1)) < 0 || stuckAfter.compareTo(Duration.ofDays(366)) > 0)) {
-            throw new IllegalArgumentException("--stuck-after " + stuckAfter + ": give 1s to 366d");
+            throw new IllegalArgumentException("--stuck-after " + shown(stuckAfter) + ": give 1s to 366d");
         }
     }
 

@@ -88,6 +88,10 @@ final class ConsoleCommand implements Callable<Integer> {
         java.util.List<String> roleNames = roles.stream().map(TurnstileCommand::checkLockName).distinct().sorted().toList();
         java.util.List<ClaimTable> tables = ClaimTables.parse(claimTables);
         ClaimTables.checkTimes(claimTimeout, stuckAfter);
+        if (tables.isEmpty() && (stuckAfter != null || spec.commandLine().getParseResult().hasMatchedOption("--claim-timeout"))) {
+            throw new IllegalArgumentException("--claim-timeout and --stuck-after judge the tasks of a claim table: give "
+                    + "--claim-table TABLE too");
+        }
         InetSocketAddress address = address(listen);
         boolean beyondLoopback = !address.getAddress().isLoopbackAddress();
         String token = null;
@@ -116,7 +120,14 @@ final class ConsoleCommand implements Callable<Integer> {
             s.close();
             throw e;
         }
-        Turnstile turnstile = Turnstile.builder(s).build();
+        Turnstile turnstile;
+        try {
+            turnstile = Turnstile.builder(s).build();
+        } catch (RuntimeException e) {
+            claimers.forEach(TaskClaimer::close);
+            s.close();
+            throw e;
+        }
         Console.Builder consoleBuilder = Console.builder(turnstile).claimers(() -> claimers);
         if (stuckAfter != null) {
             consoleBuilder.stuckAfter(stuckAfter);

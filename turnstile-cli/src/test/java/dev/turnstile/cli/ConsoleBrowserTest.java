@@ -143,7 +143,9 @@ class ConsoleBrowserTest {
         Cli consoleCli = new Cli(Files.createDirectories(dir.resolve("claims-console")));
         Process console = null;
         try (dev.turnstile.claim.ClaimStore store = dev.turnstile.jdbc.JdbcClaimStore.builder(db, t).createTableIfMissing(true).build();
-                dev.turnstile.claim.TaskClaimer claimer = dev.turnstile.claim.TaskClaimer.builder(store).build()) {
+                // a long lease: the claim must stay "claimed" while a loaded machine starts the console and the browser
+                dev.turnstile.claim.TaskClaimer claimer = dev.turnstile.claim.TaskClaimer.builder(store)
+                        .lockTimeout(Duration.ofMinutes(30)).build()) {
             try (java.sql.Connection c = db.getConnection();
                     java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (id, phase, updated_at) VALUES (?, ?, ?)")) {
                 ps.setString(1, key);
@@ -158,7 +160,8 @@ class ConsoleBrowserTest {
             assertThat(held.id()).isEqualTo(key);
             console = consoleCli.spawn(Map.of("TURNSTILE_CONSOLE_TOKEN", TOKEN), "console", "--store",
                     "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&turnstile.table=console_locks&turnstile.createTable=true",
-                    "--listen", "127.0.0.1:0", "--allow-release", "--claim-table", table);
+                    "--listen", "127.0.0.1:0", "--allow-release", "--claim-table", table, "--claim-timeout", "30m",
+                    "--stuck-after", "1h");
             String base = servingUrl(consoleCli, console);
             browser.manage().deleteAllCookies();
             browser.get(base + "login");

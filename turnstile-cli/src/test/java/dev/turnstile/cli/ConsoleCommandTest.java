@@ -71,6 +71,11 @@ class ConsoleCommandTest {
         Cli.Result stuck = cli.run("console", "--store", store, "--claim-table", "tasks", "--stuck-after", "10ms");
         assertThat(stuck.code()).isEqualTo(64);
         assertThat(stuck.err()).contains("--stuck-after").contains("1s to 366d");
+        for (String option : List.of("--claim-timeout", "--stuck-after")) {
+            Cli.Result alone = cli.run("console", "--store", store, option, "5m", "--listen", "127.0.0.1:0");
+            assertThat(alone.code()).as(alone.all()).isEqualTo(64);
+            assertThat(alone.err()).contains("give --claim-table TABLE too");
+        }
         Cli.Result missing = cli.run("console", "--store", store, "--claim-table", "tasks", "--listen", "127.0.0.1:0");
         assertThat(missing.code()).as(missing.all()).isNotZero();
         assertThat(missing.err()).contains("tasks").contains("CREATE TABLE");

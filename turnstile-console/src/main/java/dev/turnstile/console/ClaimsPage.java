@@ -58,9 +58,16 @@ final class ClaimsPage {
         long total = s.phases().stream().mapToLong(ClaimSummary.PhaseCounts::total).sum();
         b.append("<p class=\"summary\">").append(LocksPage.count((int) Math.min(total, Integer.MAX_VALUE), "task"))
                 .append(" in ").append(LocksPage.count(s.phases().size(), "phase"))
-                .append(s.morePhases() ? " (more phases than the " + ClaimSummary.MAX_PHASES + " counted here)" : "")
+                .append(s.morePhases() ? " (the first " + ClaimSummary.MAX_PHASES + " phases by name: the table has more, "
+                        + "and their tasks are not counted here)" : "")
                 .append("; lock timeout ").append(Html.duration(s.lockTimeout())).append(", stuck after ")
                 .append(Html.duration(t.stuckAfter())).append(" without progress.</p>");
+        long neverClaimed = s.phases().stream().mapToLong(ClaimSummary.PhaseCounts::neverClaimed).sum();
+        if (neverClaimed > 0) {
+            b.append("<p class=\"bad never-claimed\">").append(LocksPage.count((int) Math.min(neverClaimed, Integer.MAX_VALUE), "task"))
+                    .append(" never get claimed: their lockedAt is NULL, which no claim selects. Set it to 0 (and declare the "
+                            + "column NOT NULL DEFAULT 0).</p>");
+        }
         if (!s.phases().isEmpty()) {
             b.append("<table class=\"phases\"><thead><tr><th>Phase</th><th class=\"num\">Tasks</th><th class=\"num\">Free</th>")
                     .append("<th class=\"num\">Claimed</th><th class=\"num\">Overdue</th><th>Overdue since</th></tr></thead><tbody>");
@@ -90,10 +97,12 @@ final class ClaimsPage {
             b.append("<tr><td class=\"name\">").append(Html.text(task.keyText())).append("</td><td>").append(Html.text(task.phase()))
                     .append("</td><td>").append(Html.time(task.updatedAt())).append(" (")
                     .append(Html.duration(Duration.between(task.updatedAt(), now))).append(")</td><td>")
-                    .append(dueAt.isAfter(now) ? "not due until " + Html.time(dueAt) : "<span class=\"bad\">overdue since "
+                    .append(dueAt.isAfter(now) ? "held or backing off until " + Html.time(dueAt) : "<span class=\"bad\">overdue since "
                             + Html.time(dueAt) + "</span>")
                     .append("</td><td class=\"num\">").append(task.version()).append("</td>");
-            if (actions) {
+            if (actions && !releasable(task)) {
+                b.append("<td></td>");
+            } else if (actions) {
                 b.append("<td><a class=\"release-claim\" href=\"").append(base).append("/claims/release?table=")
                         .append(Html.text(Html.url(t.name()))).append("&amp;key=").append(Html.text(Html.url(task.keyText())))
                         .append("&amp;version=").append(task.version()).append("\">Release…</a></td>");
@@ -101,6 +110,14 @@ final class ClaimsPage {
             b.append("</tr>");
         }
         b.append("</tbody></table></section>");
+    }
+
+    /**
+     * Whether the console offers to release a task: its key must not read as U+FFFD anywhere, which
+     * is what bytes that are not valid text read as (the release would name another task's key).
+     */
+    static boolean releasable(ClaimSummary.StuckTask task) {
+        return task.keyText().indexOf('\uFFFD') < 0;
     }
 
     /** The confirmation that releases a stuck claim. */
@@ -125,18 +142,13 @@ final class ClaimsPage {
                     + "refuses every action.")).toString();
         }
         b.append("<form method=\"post\" action=\"").append(base).append("/claims/release\">");
-        hidden(b, "table", table);
-        hidden(b, "key", task.keyText());
-        hidden(b, "version", Long.toString(task.version()));
-        hidden(b, csrf.name(), csrf.value());
-        r.formFields().forEach((k, v) -> hidden(b, k, v));
+        Html.hidden(b, "table", table);
+        Html.hidden(b, "key", task.keyText());
+        Html.hidden(b, "version", Long.toString(task.version()));
+        Html.hidden(b, csrf.name(), csrf.value());
+        r.formFields().forEach((k, v) -> Html.hidden(b, k, v));
         return b.append("<button type=\"submit\" id=\"confirm-release\" class=\"danger\">Release this claim</button> ")
                 .append("<a href=\"").append(base).append("/claims\">Cancel</a></form>").toString();
-    }
-
-    private static void hidden(StringBuilder b, String name, String value) {
-        b.append("<input type=\"hidden\" name=\"").append(Html.text(name)).append("\" value=\"").append(Html.text(value))
-                .append("\">");
     }
 
     static String back(ConsoleRequest r) {

@@ -70,6 +70,7 @@ public final class Console {
     private final Supplier<? extends Collection<String>> roles;
     private final Supplier<? extends Collection<Leadership>> leaderships;
     private final Supplier<? extends Collection<TaskClaimer>> claimers;
+    private final Supplier<? extends Map<String, Instant>> nextTicks;
     private final @Nullable Duration stuckAfter;
     /** Whether a failed read of the store's clock was logged at WARN already (once is enough; then DEBUG). */
     private final java.util.concurrent.atomic.AtomicBoolean clockFailureLogged = new java.util.concurrent.atomic.AtomicBoolean();
@@ -88,6 +89,7 @@ public final class Console {
         this.roles = b.roles;
         this.leaderships = b.leaderships;
         this.claimers = b.claimers;
+        this.nextTicks = b.nextTicks;
         this.stuckAfter = b.stuckAfter;
     }
 
@@ -149,7 +151,7 @@ public final class Console {
         } catch (RuntimeException e) {
             // unreachable, not set up (no lock table), closed, or an entry the store cannot read back:
             // the cause may name hosts and tables, so it goes to the log only
-            log.warn("console: reading the store failed: {}", e.toString());
+            log.warn("console: reading the store failed: {}", Printable.of(e.toString()));
             boolean get = r.method().equalsIgnoreCase("GET") || r.method().equalsIgnoreCase("HEAD");
             // a page asked for again by itself: a reload of a POST would ask to send the form again
             return page(r, 503, "Store unavailable", "", Layout.message("Store unavailable",
@@ -175,7 +177,8 @@ public final class Console {
             }
             case "/jobs" -> {
                 return method.equals("GET") || method.equals("HEAD")
-                        ? page(r, 200, "Jobs", "/jobs", JobsPage.body(jobs, turnstile.owner())) : notAllowed(r, "GET");
+                        ? page(r, 200, "Jobs", "/jobs", JobsPage.body(jobs, nextTicks.get(), turnstile.owner(), clock.instant()))
+                        : notAllowed(r, "GET");
             }
             case "/leaders" -> {
                 if (!method.equals("GET") && !method.equals("HEAD")) {
@@ -252,7 +255,9 @@ public final class Console {
             } catch (UnsupportedOperationException e) {
                 problem = "This claim store cannot summarize its table.";
             } catch (RuntimeException e) {
-                log.warn("console: reading claim table '{}' failed: {}", c.store().table().table(), e.toString());
+                // the first line: a schema error carries the DDL that fixes it, and the page asks every 5 s
+                log.warn("console: reading claim table '{}' failed: {}", c.store().table().table(),
+                        Printable.of(e.toString().lines().findFirst().orElse("")));
                 problem = "The table could not be read (the console's log says why); the page tries again by itself.";
             }
             out.add(new ClaimsPage.Table(c, after, summary, problem));
@@ -292,13 +297,23 @@ public final class Console {
                             + "Nothing was released; release it in the store itself.") + ClaimsPage.back(r)));
         }
         TaskClaimer claimer = over.get(0);
-        ClaimSummary summary = claimer.store().summarize(claimer.lockTimeout(), stuckAfterFor(claimer), ClaimsPage.MAX_STUCK);
+        ClaimSummary summary;
+        try {
+            summary = claimer.store().summarize(claimer.lockTimeout(), stuckAfterFor(claimer), ClaimsPage.MAX_STUCK);
+        } catch (UnsupportedOperationException e) {
+            return refusal(cannotRelease(r, table));
+        }
         List<ClaimSummary.StuckTask> matches = summary.stuck().stream()
                 .filter(t -> t.keyText().equals(key) && t.version() == version.get()).toList();
         if (matches.size() > 1) {
             return refusal(page(r, 409, "Ambiguous", "", Layout.message("More than one task reads as this key", "Table '" + table
                     + "' has more than one stuck task whose key reads as '" + key + "'. Nothing was released; release it in "
                     + "the store itself.") + ClaimsPage.back(r)));
+        }
+        if (matches.size() == 1 && !ClaimsPage.releasable(matches.get(0))) {
+            return refusal(page(r, 409, "Not releasable", "", Layout.message("This key is not valid text", "Task '" + key
+                    + "' of table '" + table + "' has a key that is not valid text where the console reads it, so a release "
+                    + "could name another task. Nothing was released; release it in the store itself.") + ClaimsPage.back(r)));
         }
         if (matches.isEmpty()) {
             return refusal(page(r, 409, "Changed", "", Layout.message("The task changed", "Task '" + key + "' of table '" + table
@@ -349,10 +364,27 @@ public final class Console {
         }
         TaskClaimer c = Objects.requireNonNull(s.claimer());
         ClaimSummary.StuckTask task = Objects.requireNonNull(s.task());
-        boolean freed = c.store().release(task.key(), task.version());
+        String table = c.store().table().table();
+        boolean freed;
+        try {
+            freed = c.store().release(task.key(), task.version());
+        } catch (UnsupportedOperationException e) {
+            return cannotRelease(r, table);
+        }
         record(new ReleaseRecord(task.keyText(), freed, null, task.version(), r.user() != null ? r.user() : "anonymous",
-                r.remoteAddress(), "console", clock.instant(), storeLabel, c.store().table().table()));
+                r.remoteAddress(), "console", clock.instant(), storeLabel, table));
+        if (!freed) {
+            // unlocked, moved on or claimed again between the check and the write: the holder wins
+            return page(r, 409, "Changed", "", Layout.message("The task changed", "Task '" + task.keyText() + "' of table '"
+                    + table + "' changed just before the release (it was unlocked, moved on or claimed again): nothing was "
+                    + "released. Look again before you release it.") + ClaimsPage.back(r));
+        }
         return ConsoleResponse.redirect(r.basePath() + "/history");
+    }
+
+    private ConsoleResponse cannotRelease(ConsoleRequest r, String table) {
+        return page(r, 501, "Not supported", "", Layout.message("Not supported", "The claim store of table '" + table
+                + "' cannot release claims. Nothing was released.") + ClaimsPage.back(r));
     }
 
     private ConsoleResponse confirm(ConsoleRequest r) {
@@ -549,6 +581,7 @@ public final class Console {
         private Supplier<? extends Collection<String>> roles = List::of;
         private Supplier<? extends Collection<Leadership>> leaderships = List::of;
         private Supplier<? extends Collection<TaskClaimer>> claimers = List::of;
+        private Supplier<? extends Map<String, Instant>> nextTicks = Map::of;
         private @Nullable Duration stuckAfter;
 
         private Builder(Turnstile turnstile) {
@@ -683,8 +716,26 @@ public final class Console {
         }
 
         /**
-         * The claimers whose task tables the claim tables page shows (each table once), judged by
-         * each claimer's lock timeout. With actions enabled, a stuck task's claim can be released.
+         * When each job ticks next, for the jobs page's "next tick" column (e.g.
+         * {@code LockingScheduler::nextTicks}; the Spring Boot starter reads its {@code @Scheduled}
+         * methods'). A job scheduled but not yet run is listed too.
+         *
+         * @param nextTicks read at each page view: job name to its next tick
+         * @return this builder
+         * @throws IllegalArgumentException if null
+         */
+        public Builder nextTicks(Supplier<? extends Map<String, Instant>> nextTicks) {
+            if (nextTicks == null) {
+                throw new IllegalArgumentException("nextTicks is null");
+            }
+            this.nextTicks = nextTicks;
+            return this;
+        }
+
+        /**
+         * The claimers whose task tables the claim tables page shows, each table once: claimers
+         * whose stores describe themselves alike over one table name are one table, judged by the
+         * first one's lock timeout. With actions enabled, a stuck task's claim can be released.
          *
          * @param claimers read at each page view
          * @return this builder

@@ -222,7 +222,7 @@ public final class ConsoleServer implements AutoCloseable {
             return logout(method, session);
         }
         boolean isStatic = path.startsWith("/static/");
-        boolean needsSession = !isStatic && (!loopback || path.equals("/release")) && tokenDigest != null;
+        boolean needsSession = !isStatic && (!loopback || path.equals("/release") || path.equals("/claims/release")) && tokenDigest != null;
         if (needsSession && session == null) {
             return method.equals("GET") || method.equals("HEAD") ? ConsoleResponse.redirect("/login")
                     : plain(403, "Sign in with the console's token first (" + url() + "login).");

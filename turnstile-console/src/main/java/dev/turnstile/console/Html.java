@@ -42,6 +42,43 @@ final class Html {
         return b.toString();
     }
 
+    /**
+     * Escapes a value a form sends back exactly (a hidden field's {@code value}): the text itself,
+     * not its printable form, with the HTML metacharacters, control and format characters (bidi
+     * overrides) and line separators written as character references, so the page's source holds
+     * none of them raw and the browser posts what the server read. Never for what a person
+     * reads: that goes through {@link #text}.
+     */
+    static String formValue(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 16);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '&' -> b.append("&amp;");
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> {
+                    int type = Character.getType(c);
+                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || type == Character.FORMAT || type == Character.LINE_SEPARATOR
+                            || type == Character.PARAGRAPH_SEPARATOR) {
+                        b.append("&#").append((int) c).append(';');
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.toString();
+    }
+
+    /** A hidden form field that posts {@code value} back exactly. */
+    static void hidden(StringBuilder b, String name, String value) {
+        b.append("<input type=\"hidden\" name=\"").append(formValue(name)).append("\" value=\"").append(formValue(value))
+                .append("\">");
+    }
+
     /** A query parameter value, percent-encoded (then HTML-escaped where it goes into an attribute). */
     static String url(String s) {
         // a lone surrogate has no UTF-8 form: URLEncoder would send '?', naming another lock

@@ -55,13 +55,11 @@ final class ReleasePages {
             return b.append(Layout.message("Actions unavailable", "This server gives the console no CSRF token, so it "
                     + "refuses every action.")).toString();
         }
-        b.append("<form method=\"post\" action=\"").append(base).append("/release\">")
-                .append("<input type=\"hidden\" name=\"name\" value=\"").append(Html.text(held.name())).append("\">")
-                .append("<input type=\"hidden\" name=\"fence\" value=\"").append(held.fence()).append("\">")
-                .append("<input type=\"hidden\" name=\"").append(Html.text(csrf.name())).append("\" value=\"")
-                .append(Html.text(csrf.value())).append("\">");
-        r.formFields().forEach((k, v) -> b.append("<input type=\"hidden\" name=\"").append(Html.text(k)).append("\" value=\"")
-                .append(Html.text(v)).append("\">"));
+        b.append("<form method=\"post\" action=\"").append(base).append("/release\">");
+        Html.hidden(b, "name", held.name());
+        Html.hidden(b, "fence", Long.toString(held.fence()));
+        Html.hidden(b, csrf.name(), csrf.value());
+        r.formFields().forEach((k, v) -> Html.hidden(b, k, v));
         b.append("<button type=\"submit\" id=\"confirm-release\" class=\"danger\">Force-release this lock</button> ")
                 .append("<a href=\"").append(base).append("/\">Cancel</a></form>");
         return b.toString();
@@ -79,7 +77,8 @@ final class ReleasePages {
     /** A whole number parameter, or empty if missing or not one. */
     static Optional<Long> number(ConsoleRequest r, String parameter) {
         String f = r.parameters().get(parameter);
-        if (f == null || f.isEmpty() || f.length() > 20) {
+        // ASCII digits only: Long.parseLong also reads other scripts' digits (full-width ２ is 2)
+        if (f == null || f.isEmpty() || f.length() > 20 || !f.chars().allMatch(ch -> (ch >= '0' && ch <= '9') || ch == '-')) {
             return Optional.empty();
         }
         try {

@@ -10,10 +10,10 @@ import org.jspecify.annotations.Nullable;
  * dev.turnstile.console.audit}), keeps it in its history, and hands it to the server's audit
  * listener; {@code turnstile release --force} writes the same line.
  *
- * @param name the lock name
- * @param freed whether a held lease was ended ({@code false}: it was not held any more)
- * @param holder who held it, or {@code null} if it was not held
- * @param fence the fence that was cut, or {@code -1} if it was not held
+ * @param name the lock name; for a claim, the task's key
+ * @param freed whether a held lease (or claim) was ended ({@code false}: it was not held any more, or the task changed)
+ * @param holder who held it, or {@code null} if it was not held (always null for a claim: a task table names no holder)
+ * @param fence the fence that was cut, or {@code -1} if it was not held; for a claim, the claim version released
  * @param user who asked ({@code "anonymous"} if the server authenticated nobody)
  * @param from where the request came from (a client address, or a host and process)
  * @param via what was used: {@code console}, {@code release --force}

@@ -190,6 +190,93 @@ class ClaimsPageTest {
                 .contains("4 tasks in 3 phases");
     }
 
+    /** The hidden fields of a page's form, as a browser would post them (character references decoded). */
+    static Map<String, String> formFields(String body) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<input type=\"hidden\" name=\"([^\"]*)\" value=\"([^\"]*)\">")
+                .matcher(body);
+        while (m.find()) {
+            out.put(decode(m.group(1)), decode(m.group(2)));
+        }
+        return out;
+    }
+
+    private static String decode(String s) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("&#(\\d+);").matcher(s.replace("&lt;", "<").replace("&gt;", ">")
+                .replace("&quot;", "\"").replace("&#39;", "'"));
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(b, java.util.regex.Matcher.quoteReplacement(String.valueOf((char) Integer.parseInt(m.group(1)))));
+        }
+        m.appendTail(b);
+        return b.toString().replace("&amp;", "&");
+    }
+
+    @Test
+    void theConfirmationPostsBackExactlyTheKeyItShowsWhateverItHolds() throws Exception {
+        String odd = "C:\\tasks\\gw\u00a0\t7 & \"q\" <x> \u202e";
+        insert(odd, "Deleting", System.currentTimeMillis() - 3_600_000);
+        Claim held = claimAll().stream().filter(c -> c.id().equals(odd)).findFirst().orElseThrow();
+        Console console = console(true, List.of(claimer));
+        ConsoleResponse confirm = console.handle(get("/claims/release", Map.of("table", "gateways", "key", odd,
+                "version", Long.toString(held.version()))));
+        assertThat(confirm.status()).as(confirm.body()).isEqualTo(200);
+        assertThat(confirm.body()).contains("C:\\\\tasks").contains("\\u202e").doesNotContain("\u202e");
+        Map<String, String> form = formFields(confirm.body());
+        assertThat(form).containsEntry("key", odd);
+        ConsoleResponse done = console.handle(post("/claims/release", form));
+        assertThat(done.status()).as(done.body()).isEqualTo(303);
+        assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.LOST);
+        // a lock named with a backslash and a no-break space: the same round trip
+        String lock = "C:\\jobs\u00a0nightly";
+        dev.turnstile.Lease lease = turnstile.tryAcquire(lock).orElseThrow();
+        ConsoleResponse lockConfirm = console.handle(get("/release", Map.of("name", lock)));
+        assertThat(lockConfirm.status()).isEqualTo(200);
+        ConsoleResponse freed = console.handle(post("/release", formFields(lockConfirm.body())));
+        assertThat(freed.status()).as(freed.body()).isEqualTo(303);
+        assertThat(locks.heldLocks()).extracting(dev.turnstile.LockInfo::name).doesNotContain(lock);
+        assertThat(audited).extracting(ReleaseRecord::name).contains(lock);
+        lease.release();
+    }
+
+    @Test
+    void nullPhasesNullLockedAtAndUnsetUpdatedAtAreShownForWhatTheyAre() throws Exception {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE loose (id TEXT PRIMARY KEY, phase TEXT, locked_at INTEGER, updated_at INTEGER NOT NULL "
+                    + "DEFAULT 0, claim_version INTEGER NOT NULL DEFAULT 0)");
+            st.execute("CREATE INDEX loose_claim_idx ON loose (phase, locked_at, updated_at)");
+            long now = System.currentTimeMillis();
+            st.execute("INSERT INTO loose (id, phase, locked_at) VALUES ('no-phase', NULL, 0)");
+            st.execute("INSERT INTO loose (id, phase, locked_at) VALUES ('null-locked', 'P', NULL)");
+            st.execute("INSERT INTO loose (id, phase, locked_at, claim_version) VALUES ('never-updated', 'P', " + now + ", 1)");
+        }
+        TaskClaimer loose = claimerOver(db, ClaimTable.builder("loose").build(), Duration.ofMinutes(1));
+        String body = console(true, List.of(loose)).handle(get("/claims", Map.of())).body();
+        assertThat(body).contains("<td class=\"name\"><span class=\"muted\">none</span></td><td class=\"num\">1</td><td class=\"num\">1</td>")
+                .contains("<td class=\"name\">P</td><td class=\"num\">2</td><td class=\"num\">0</td><td class=\"num\">1</td><td class=\"num\">0</td>")
+                .contains("1 task never get claimed: their lockedAt is NULL")
+                .contains("No stuck tasks.");
+    }
+
+    @Test
+    void keysThatReadAsReplacementCharactersAndForeignDigitsAreNeverReleased() throws Exception {
+        String unreadable = "job\uFFFD";
+        insert(unreadable, "Deleting", System.currentTimeMillis() - 3_600_000);
+        Claim held = claimAll().stream().filter(c -> c.id().equals(unreadable)).findFirst().orElseThrow();
+        Console console = console(true, List.of(claimer));
+        String page = console.handle(get("/claims", Map.of())).body();
+        assertThat(page).contains("release-claim").doesNotContain("key=job%EF%BF%BD");
+        ConsoleResponse r = console.handle(post("/claims/release", Map.of("table", "gateways", "key", unreadable,
+                "version", Long.toString(held.version()), "csrf", CSRF.value())));
+        assertThat(r.status()).isEqualTo(409);
+        assertThat(r.body()).contains("not valid text");
+        ConsoleResponse fullWidth = console.handle(post("/claims/release", Map.of("table", "gateways", "key", "gw-old",
+                "version", "\uFF11", "csrf", CSRF.value())));
+        assertThat(fullWidth.status()).as("a full-width 1 is not a version").isEqualTo(400);
+        assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(audited).isEmpty();
+    }
+
     @Test
     void withoutClaimersThePageSaysHowToGetOne() {
         assertThat(console(false, List.of()).handle(get("/claims", Map.of())).body()).contains("No claim tables are known")

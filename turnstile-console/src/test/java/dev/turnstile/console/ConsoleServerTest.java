@@ -125,6 +125,8 @@ class ConsoleServerTest {
         Response confirm = send(s, "GET", "/release?name=payments", host(s), "", null);
         assertThat(confirm.status()).isEqualTo(303);
         assertThat(confirm.header("Location")).isEqualTo("/login");
+        Response claimConfirm = send(s, "GET", "/claims/release?table=t&key=k&version=1", host(s), "", null);
+        assertThat(claimConfirm.header("Location")).as("a claim's release page needs the sign-in too").isEqualTo("/login");
         Response anonymous = send(s, "POST", "/release", host(s), FORM, form("name", "payments", "fence", fence, "csrf", "x"));
         assertThat(anonymous.status()).isEqualTo(403);
         // a wrong token

@@ -36,6 +36,32 @@ class JobsAndLeadersPagesTest {
     }
 
     @Test
+    void jobsPageShowsEachJobsNextTickFromItsScheduler() throws Exception {
+        JobHistory history = new JobHistory();
+        JobRunner runner = JobRunner.builder(turnstile).listener(history).build();
+        java.util.concurrent.ScheduledExecutorService executor = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            dev.turnstile.job.LockingScheduler scheduler = dev.turnstile.job.LockingScheduler.wrap(executor, runner);
+            var hourly = scheduler.scheduleAtFixedRate("hourly", dev.turnstile.job.JobOptions.defaults(), () -> { }, 1, 1,
+                    java.util.concurrent.TimeUnit.HOURS);
+            scheduler.scheduleWithFixedDelay(HOSTILE, dev.turnstile.job.JobOptions.defaults(), () -> { }, 2, 2,
+                    java.util.concurrent.TimeUnit.HOURS);
+            runner.run("hourly", () -> { });
+            Console console = Console.builder(turnstile).jobs(history).nextTicks(scheduler::nextTicks).build();
+            String body = console.handle(get("/jobs")).body();
+            assertThat(body).contains("2 jobs").contains("(in 59 min").contains("(in 1 h 59 min").contains("not run yet")
+                    .contains("&lt;img src=x onerror=alert(1)&gt;").doesNotContain("<img");
+            assertThat(body.indexOf(">hourly<")).isGreaterThan(body.indexOf("&lt;img")); // by name
+            hourly.cancel(false);
+            assertThat(scheduler.nextTicks()).containsOnlyKeys(HOSTILE);
+            String after = console.handle(get("/jobs")).body();
+            assertThat(after).contains(">hourly<").contains("not known"); // it ran once: still listed, no tick
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    @Test
     void jobsPageShowsWhatEachJobDidWithNamesEscaped() throws Exception {
         JobHistory history = new JobHistory();
         JobRunner runner = JobRunner.builder(turnstile).listener(history).build();
@@ -52,7 +78,7 @@ class JobsAndLeadersPagesTest {
             // the page shows it
         }
         String body = Console.builder(turnstile).jobs(history).build().handle(get("/jobs")).body();
-        assertThat(body).contains("Jobs run through this instance (app-1)").contains("3 jobs")
+        assertThat(body).contains("Jobs scheduled or run through this instance (app-1)").contains("3 jobs")
                 .contains("&lt;img src=x onerror=alert(1)&gt;").contains("skipped: held elsewhere")
                 .contains("failed: java.io.IOException: &lt;b&gt;disk&lt;/b&gt; full")
                 .doesNotContain("<img").doesNotContain("<b>disk");

@@ -26,6 +26,10 @@ public final class LockingScheduler {
 
     private final ScheduledExecutorService executor;
     private final JobRunner runner;
+    /** The periodic schedules, by job name, for {@link #nextTicks()}; a cancelled or ended one is dropped when read. */
+    private final java.util.Queue<Schedule> schedules = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    private record Schedule(String name, ScheduledFuture<?> future) {}
 
     private LockingScheduler(ScheduledExecutorService executor, JobRunner runner) {
         this.executor = executor;
@@ -85,7 +89,7 @@ public final class LockingScheduler {
     public ScheduledFuture<?> scheduleAtFixedRate(String name, JobOptions options, Runnable task, long initialDelay,
             long period, TimeUnit unit) {
         Runnable tick = tick(name, options, task, unit, period);
-        return executor.scheduleAtFixedRate(tick, initialDelay, period, unit);
+        return remember(name, executor.scheduleAtFixedRate(tick, initialDelay, period, unit));
     }
 
     /**
@@ -104,7 +108,7 @@ public final class LockingScheduler {
     public ScheduledFuture<?> scheduleWithFixedDelay(String name, JobOptions options, Runnable task, long initialDelay,
             long delay, TimeUnit unit) {
         Runnable tick = tick(name, options, task, unit, delay);
-        return executor.scheduleWithFixedDelay(tick, initialDelay, delay, unit);
+        return remember(name, executor.scheduleWithFixedDelay(tick, initialDelay, delay, unit));
     }
 
     /**
@@ -122,7 +126,31 @@ public final class LockingScheduler {
     public ScheduledFuture<JobResult<Void>> schedule(String name, JobOptions options, Runnable task, long delay,
             TimeUnit unit) {
         check(name, options, task, unit);
-        return executor.schedule(() -> runner.run(name, options, task), delay, unit);
+        return remember(name, executor.schedule(() -> runner.run(name, options, task), delay, unit));
+    }
+
+    /**
+     * When each job scheduled through this wrapper ticks next, by this process's clock: for a job
+     * scheduled more than once, its soonest. A tick that is due or running shows as now or a moment
+     * ago; cancelled schedules and ended one-off runs are left out. For a console's jobs page.
+     *
+     * @return job name to its next tick, a snapshot
+     */
+    public java.util.Map<String, java.time.Instant> nextTicks() {
+        schedules.removeIf(s -> s.future().isDone());
+        java.time.Instant now = java.time.Instant.now();
+        java.util.Map<String, java.time.Instant> out = new java.util.TreeMap<>();
+        for (Schedule s : schedules) {
+            java.time.Instant at = now.plusMillis(s.future().getDelay(TimeUnit.MILLISECONDS));
+            out.merge(s.name(), at, (a, b) -> a.isBefore(b) ? a : b);
+        }
+        return out;
+    }
+
+    private <F extends ScheduledFuture<?>> F remember(String name, F future) {
+        schedules.removeIf(s -> s.future().isDone());
+        schedules.add(new Schedule(name, future));
+        return future;
     }
 
     private Runnable tick(String name, JobOptions options, Runnable task, TimeUnit unit, long period) {

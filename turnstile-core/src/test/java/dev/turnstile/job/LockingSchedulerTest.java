@@ -29,6 +29,20 @@ class LockingSchedulerTest {
     }
 
     @Test
+    void nextTicksGivesEachJobsSoonestTickAndForgetsCancelledAndEndedSchedules() throws Exception {
+        java.time.Instant before = java.time.Instant.now();
+        ScheduledFuture<?> hourly = scheduler.scheduleAtFixedRate("a", JobOptions.defaults(), () -> { }, 60, 60, TimeUnit.MINUTES);
+        scheduler.scheduleWithFixedDelay("a", JobOptions.defaults(), () -> { }, 10, 10, TimeUnit.MINUTES);
+        ScheduledFuture<JobResult<Void>> once = scheduler.schedule("b", JobOptions.defaults(), () -> { }, 1, TimeUnit.MILLISECONDS);
+        var ticks = scheduler.nextTicks();
+        assertThat(ticks.get("a")).as("the soonest of the two").isBetween(before.plus(Duration.ofMinutes(9)),
+                java.time.Instant.now().plus(Duration.ofMinutes(10)));
+        once.get(5, TimeUnit.SECONDS);
+        hourly.cancel(false);
+        assertThat(scheduler.nextTicks()).containsOnlyKeys("a");
+    }
+
+    @Test
     void aThrowingJobDoesNotEndItsSchedule() {
         AtomicInteger calls = new AtomicInteger();
         ScheduledFuture<?> f = scheduler.scheduleAtFixedRate("flaky", JobOptions.defaults(), () -> {

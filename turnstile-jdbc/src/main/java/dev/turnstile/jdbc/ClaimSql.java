@@ -95,12 +95,13 @@ abstract sealed class ClaimSql permits PostgresDialect.Claims, MariaDbDialect.Cl
 
     /**
      * Counts per phase, for an operator's view. Parameters (now - timeout, the same, the same,
-     * limit); returns (phase, total, claimed, overdue, the oldest overdue lockedAt). Free is the
-     * rest: lockedAt 0, or NULL (which no comparison counts).
+     * limit); returns (phase, total, free, claimed, overdue, the oldest overdue lockedAt). A NULL
+     * lockedAt is in none of the three: the claim's comparison never selects it.
      */
     String summarySql() {
         return """
                 SELECT {phase}, COUNT(*),
+                       SUM(CASE WHEN {lockedAt} = 0 THEN 1 ELSE 0 END),
                        SUM(CASE WHEN {lockedAt} > ? THEN 1 ELSE 0 END),
                        SUM(CASE WHEN {lockedAt} > 0 AND {lockedAt} <= ? THEN 1 ELSE 0 END),
                        MIN(CASE WHEN {lockedAt} > 0 AND {lockedAt} <= ? THEN {lockedAt} END)
@@ -119,9 +120,13 @@ abstract sealed class ClaimSql permits PostgresDialect.Claims, MariaDbDialect.Cl
                  ORDER BY {updatedAt}, {lockedAt} LIMIT ?""";
     }
 
-    /** An operator's release: due at once, version raised (the holder's writes fail), no progress recorded. Parameters (key, version). */
+    /**
+     * An operator's release: due at once, version raised (the holder's writes fail), no progress
+     * recorded; only a task that is not free (an unlock at the same version meanwhile wins).
+     * Parameters (key, version).
+     */
     String releaseSql() {
-        return "UPDATE {table} SET {lockedAt} = 0, {version} = {version} + 1 WHERE {id} = ? AND {version} = ?";
+        return "UPDATE {table} SET {lockedAt} = 0, {version} = {version} + 1 WHERE {id} = ? AND {version} = ? AND {lockedAt} <> 0";
     }
 
     /** {@link #fill} for the operator's statements, which also name the phase column. */

@@ -85,6 +85,12 @@ final class ClaimTableCheck {
                     + table.lockedAtColumn() + "' (without it every claim reads the whole table)");
             fixes.add(sql.createIndexSql(table) + ";");
         }
+        if (problems.isEmpty() && !hasUniqueKey(md, parts)) {
+            problems.add("no primary key or unique index on the id column '" + table.idColumn() + "' alone (every guarded "
+                    + "write finds its task by it: two rows with one key, or keys a PAD SPACE collation reads alike, would "
+                    + "share one claim)");
+            fixes.add("CREATE UNIQUE INDEX " + uniqueIndexName() + " ON " + table.table() + " (" + table.idColumn() + ");");
+        }
         if (!problems.isEmpty()) {
             throw new StoreSchemaException("the task table '" + table.table() + "' in " + description
                     + " cannot be claimed from: " + String.join("; ", problems) + ". Add what is missing with:\n"
@@ -194,6 +200,47 @@ final class ClaimTableCheck {
             }
         }
         return Map.of();
+    }
+
+    /** The key is the primary key, or has a unique index of its own. */
+    private boolean hasUniqueKey(DatabaseMetaData md, String[] p) throws SQLException {
+        String id = table.idColumn().toLowerCase(Locale.ROOT);
+        for (String[] variant : QuotedNames.variants(p)) {
+            List<String> primary = new ArrayList<>();
+            try (ResultSet rs = md.getPrimaryKeys(variant[0], variant[1], variant[2])) {
+                while (rs.next()) {
+                    String column = rs.getString("COLUMN_NAME");
+                    if (column != null) {
+                        primary.add(column.toLowerCase(Locale.ROOT));
+                    }
+                }
+            }
+            if (primary.equals(List.of(id))) {
+                return true;
+            }
+            Map<String, List<String>> unique = new LinkedHashMap<>();
+            try (ResultSet rs = md.getIndexInfo(variant[0], variant[1], variant[2], true, true)) {
+                while (rs.next()) {
+                    String index = rs.getString("INDEX_NAME");
+                    String column = rs.getString("COLUMN_NAME");
+                    if (index != null && column != null && !rs.getBoolean("NON_UNIQUE")) {
+                        unique.computeIfAbsent(index, k -> new ArrayList<>()).add(column.toLowerCase(Locale.ROOT));
+                    }
+                }
+            }
+            if (unique.values().stream().anyMatch(cols -> cols.equals(List.of(id)))) {
+                return true;
+            }
+            if (!primary.isEmpty() || !unique.isEmpty()) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private String uniqueIndexName() {
+        String bare = table.table().substring(table.table().indexOf('.') + 1);
+        return (bare.length() > 40 ? bare.substring(0, 40) : bare) + "_" + table.idColumn() + "_uidx";
     }
 
     private boolean hasClaimIndex(DatabaseMetaData md, String[] p) throws SQLException {

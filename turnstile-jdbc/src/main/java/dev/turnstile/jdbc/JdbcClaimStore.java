@@ -59,6 +59,9 @@ public final class JdbcClaimStore implements ClaimStore {
     private final String heartbeat;
     private final String relock;
     private final String release;
+    private final String clock;
+    private final String summary;
+    private final String stuck;
     private final Map<ClaimFilter, String> claims = new ConcurrentHashMap<>();
     private final Map<String, String> writes = new ConcurrentHashMap<>();
     /** Lower-case column name to its type, read once by the check at construction. */
@@ -73,6 +76,9 @@ public final class JdbcClaimStore implements ClaimStore {
         this.heartbeat = sql.fill(sql.heartbeatSql(), table, "", "");
         this.relock = sql.fill(sql.relockSql(), table, "", "");
         this.release = sql.fill(sql.releaseSql(), table, "", "");
+        this.clock = sql.fillWithPhase(sql.clockSql(), table);
+        this.summary = sql.fillWithPhase(sql.summarySql(), table);
+        this.stuck = sql.fillWithPhase(sql.stuckSql(), table);
     }
 
     /**
@@ -244,7 +250,7 @@ public final class JdbcClaimStore implements ClaimStore {
         try (Connection c = dataSource.getConnection()) {
             try {
                 long now;
-                try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.clockSql(), table));
+                try (PreparedStatement ps = c.prepareStatement(clock);
                         ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     now = rs.getLong(1);
@@ -252,7 +258,7 @@ public final class JdbcClaimStore implements ClaimStore {
                 long dueAt = now - lockTimeout.toMillis();
                 List<ClaimSummary.PhaseCounts> phases = new ArrayList<>();
                 boolean more = false;
-                try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.summarySql(), table))) {
+                try (PreparedStatement ps = c.prepareStatement(summary)) {
                     ps.setLong(1, dueAt);
                     ps.setLong(2, dueAt);
                     ps.setLong(3, dueAt);
@@ -263,32 +269,28 @@ public final class JdbcClaimStore implements ClaimStore {
                                 more = true;
                                 break;
                             }
-                            String phase = rs.getString(1);
-                            long total = rs.getLong(2);
-                            long claimed = rs.getLong(3);
-                            long overdue = rs.getLong(4);
-                            long oldest = rs.getLong(5);
+                            long oldest = rs.getLong(6);
                             Instant since = rs.wasNull() ? null : Instant.ofEpochMilli(oldest + lockTimeout.toMillis());
-                            phases.add(new ClaimSummary.PhaseCounts(phase, total, total - claimed - overdue, claimed, overdue,
-                                    since));
+                            phases.add(new ClaimSummary.PhaseCounts(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4),
+                                    rs.getLong(5), since));
                         }
                     }
                 }
-                List<ClaimSummary.StuckTask> stuck = new ArrayList<>();
+                List<ClaimSummary.StuckTask> stuckTasks = new ArrayList<>();
                 if (maxStuck > 0) {
-                    try (PreparedStatement ps = c.prepareStatement(sql.fillWithPhase(sql.stuckSql(), table))) {
+                    try (PreparedStatement ps = c.prepareStatement(stuck)) {
                         ps.setLong(1, now - stuckAfter.toMillis());
                         ps.setInt(2, maxStuck);
                         try (ResultSet rs = ps.executeQuery()) {
                             while (rs.next()) {
-                                stuck.add(new ClaimSummary.StuckTask(rs.getObject(1), rs.getString(2),
+                                stuckTasks.add(new ClaimSummary.StuckTask(rs.getObject(1), rs.getString(2),
                                         Instant.ofEpochMilli(rs.getLong(3)), Instant.ofEpochMilli(rs.getLong(4)), rs.getLong(5)));
                             }
                         }
                     }
                 }
                 JdbcCalls.commitIfNeeded(c);
-                return new ClaimSummary(Instant.ofEpochMilli(now), lockTimeout, stuckAfter, phases, more, stuck);
+                return new ClaimSummary(Instant.ofEpochMilli(now), lockTimeout, stuckAfter, phases, more, stuckTasks);
             } catch (SQLException e) {
                 JdbcCalls.rollbackQuietly(c);
                 throw e;

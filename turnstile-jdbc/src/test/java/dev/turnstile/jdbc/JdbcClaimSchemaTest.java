@@ -75,6 +75,32 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /**
+     * Every guarded write finds its task by the id: without a unique id, two rows with one key (or
+     * keys a PAD SPACE collation reads alike, 'job' and 'job ') share a claim, and a release freed both.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "mariadb", "sqlite", "h2"})
+    void anIdThatIsNotUniqueIsRefusedWithTheIndexThatFixesIt(String db) throws Exception {
+        String url = url(db);
+        String table = name();
+        exec(url, "CREATE TABLE " + table + " (id VARCHAR(64) NOT NULL, phase VARCHAR(64), locked_at BIGINT NOT NULL DEFAULT 0, "
+                + "updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)"
+                + (db.equals("mariadb") ? " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin" : ""),
+                "CREATE INDEX " + table + "_i ON " + table + " (phase, locked_at, updated_at)",
+                "CREATE UNIQUE INDEX " + table + "_pair ON " + table + " (id, phase)");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(table).build()).build())
+                    .isInstanceOf(StoreSchemaException.class)
+                    .hasMessageContaining("no primary key or unique index on the id column 'id' alone")
+                    .hasMessageContaining("CREATE UNIQUE INDEX " + table + "_id_uidx ON " + table + " (id);");
+            exec(url, "CREATE UNIQUE INDEX " + table + "_id_uidx ON " + table + " (id)");
+            assertThat(JdbcClaimStore.builder(pool, ClaimTable.builder(table).build()).build()).isNotNull();
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     @Test
     void timeColumnThatIsNotAnIntegerIsRejected() throws Exception {
         String url = TestDatabases.POSTGRES;

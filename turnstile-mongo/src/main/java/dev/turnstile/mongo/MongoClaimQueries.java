@@ -49,8 +49,7 @@ final class MongoClaimQueries {
         for (Map.Entry<String, Object> e : filter.conditions().entrySet()) {
             d.append(declared(t, e.getKey()), e.getValue());
         }
-        return d.append("$expr", new Document("$lte", List.of("$" + t.lockedAtColumn(),
-                new Document("$subtract", List.of("$$NOW", lockTimeout.toMillis())))));
+        return d.append("$expr", new Document("$lte", List.of("$" + t.lockedAtColumn(), sinceNow(lockTimeout))));
     }
 
     /** Claim order: oldest {@code locked_at} first (free tasks are at the epoch), then oldest {@code updated_at}. */
@@ -116,21 +115,34 @@ final class MongoClaimQueries {
         return new Document("$set", new Document(values));
     }
 
+    /** The guard of an operator's release: the task at the version seen, and not free (an unlock meanwhile wins). */
+    static Document releaseGuard(ClaimTable t, Object key, long version) {
+        return guard(t, key, version).append(t.lockedAtColumn(), new Document("$gt", EPOCH));
+    }
+
     /** An operator's release: {@code locked_at} to the epoch (due at once) and the version raised; {@code updated_at} left alone. */
     static Document releaseUpdate(ClaimTable t) {
         return new Document("$set", new Document(t.lockedAtColumn(), EPOCH)).append("$inc", new Document(t.versionColumn(), 1L));
     }
 
-    /** {@code locked_at} after the server's now minus the timeout: claimed, or waiting out a back-off. */
-    static Document claimedMatch(ClaimTable t, Duration lockTimeout) {
-        return new Document("$expr", new Document("$gt", List.of("$" + t.lockedAtColumn(), sinceNow(lockTimeout))));
-    }
-
-    /** {@code locked_at} after the epoch and at or before the server's now minus the timeout: due again, not claimed. */
-    static Document overdueMatch(ClaimTable t, Duration lockTimeout) {
-        return new Document("$expr", new Document("$and", List.of(
-                new Document("$gt", List.of("$" + t.lockedAtColumn(), EPOCH)),
-                new Document("$lte", List.of("$" + t.lockedAtColumn(), sinceNow(lockTimeout))))));
+    /**
+     * Per phase, in one aggregation (so one {@code $$NOW} judges every task): {@code {_id: phase, n,
+     * claimed, overdue, oldest}}, where claimed is {@code locked_at} after now minus the timeout
+     * (held, or waiting out a back-off), overdue is after the epoch and at or before it, and oldest
+     * the least overdue {@code locked_at}; ordered by phase, at most {@code limit} phases.
+     */
+    static List<Document> summary(ClaimTable t, Duration lockTimeout, int limit) {
+        String lockedAt = "$" + t.lockedAtColumn();
+        Document claimed = new Document("$gt", List.of(lockedAt, sinceNow(lockTimeout)));
+        Document overdue = new Document("$and", List.of(new Document("$gt", List.of(lockedAt, EPOCH)),
+                new Document("$lte", List.of(lockedAt, sinceNow(lockTimeout)))));
+        Document group = new Document("_id", "$" + t.phaseColumn())
+                .append("n", new Document("$sum", 1))
+                .append("claimed", new Document("$sum", new Document("$cond", List.of(claimed, 1, 0))))
+                .append("overdue", new Document("$sum", new Document("$cond", List.of(overdue, 1, 0))))
+                .append("oldest", new Document("$min", new Document("$cond", java.util.Arrays.asList(overdue, lockedAt, null))));
+        return List.of(new Document("$group", group), new Document("$sort", new Document("_id", 1)),
+                new Document("$limit", limit));
     }
 
     /** Not free, and {@code updated_at} set and at or before the server's now minus {@code stuckAfter}. */
@@ -144,19 +156,6 @@ final class MongoClaimQueries {
     /** Stuck tasks, the longest without progress first. */
     static Document stuckSort(ClaimTable t) {
         return new Document(t.updatedAtColumn(), 1).append(t.lockedAtColumn(), 1);
-    }
-
-    /** Per phase: {@code {_id: phase, n: count, oldest: min(locked_at)}}, ordered by phase, one more than the most shown. */
-    static List<Document> countByPhase(ClaimTable t, @org.jspecify.annotations.Nullable Document match, int limit) {
-        List<Document> stages = new java.util.ArrayList<>();
-        if (match != null) {
-            stages.add(new Document("$match", match));
-        }
-        stages.add(new Document("$group", new Document("_id", "$" + t.phaseColumn()).append("n", new Document("$sum", 1))
-                .append("oldest", new Document("$min", "$" + t.lockedAtColumn()))));
-        stages.add(new Document("$sort", new Document("_id", 1)));
-        stages.add(new Document("$limit", limit));
-        return stages;
     }
 
     private static Document sinceNow(Duration d) {

@@ -255,28 +255,22 @@ public final class MongoClaimStore implements ClaimStore {
     @Override
     public ClaimSummary summarize(Duration lockTimeout, Duration stuckAfter, int maxStuck) {
         ClaimSummary.checkRequest(lockTimeout, stuckAfter, maxStuck);
-        int limit = ClaimSummary.MAX_PHASES + 1;
-        List<Document> all = call("summarize the task collection",
-                () -> tasks.aggregate(MongoClaimQueries.countByPhase(table, null, limit)).into(new ArrayList<>()));
-        Map<Object, Document> claimed = byPhase(call("summarize the task collection", () -> tasks.aggregate(
-                MongoClaimQueries.countByPhase(table, MongoClaimQueries.claimedMatch(table, lockTimeout), limit)).into(new ArrayList<>())));
-        Map<Object, Document> overdue = byPhase(call("summarize the task collection", () -> tasks.aggregate(
-                MongoClaimQueries.countByPhase(table, MongoClaimQueries.overdueMatch(table, lockTimeout), limit)).into(new ArrayList<>())));
+        String what = "summarize the task collection";
+        List<Document> groups = call(what, () -> tasks.aggregate(MongoClaimQueries.summary(table, lockTimeout,
+                ClaimSummary.MAX_PHASES + 1)).into(new ArrayList<>()));
         List<ClaimSummary.PhaseCounts> phases = new ArrayList<>();
-        for (Document d : all.subList(0, Math.min(all.size(), ClaimSummary.MAX_PHASES))) {
+        for (Document d : groups.subList(0, Math.min(groups.size(), ClaimSummary.MAX_PHASES))) {
             Object phase = d.get("_id");
-            Object key = phase == null ? NO_PHASE : phase;
-            long total = count(d);
-            long c = count(claimed.get(key));
-            Document o = overdue.get(key);
-            long od = count(o);
-            Object oldest = o == null ? null : o.get("oldest");
-            phases.add(new ClaimSummary.PhaseCounts(phase == null ? null : String.valueOf(phase), total, total - c - od, c, od,
-                    oldest instanceof Date at ? at.toInstant().plus(lockTimeout) : null));
+            long total = count(d, "n");
+            long claimed = count(d, "claimed");
+            long overdue = count(d, "overdue");
+            phases.add(new ClaimSummary.PhaseCounts(phase == null ? null : String.valueOf(phase), total,
+                    total - claimed - overdue, claimed, overdue,
+                    d.get("oldest") instanceof Date at ? at.toInstant().plus(lockTimeout) : null));
         }
         List<ClaimSummary.StuckTask> stuck = new ArrayList<>();
         if (maxStuck > 0) {
-            for (Document d : call("summarize the task collection", () -> tasks.find(MongoClaimQueries.stuckMatch(table, stuckAfter))
+            for (Document d : call(what, () -> tasks.find(MongoClaimQueries.stuckMatch(table, stuckAfter))
                     .sort(MongoClaimQueries.stuckSort(table)).limit(maxStuck).into(new ArrayList<>()))) {
                 Object key = d.get(table.idColumn());
                 Object phase = d.get(table.phaseColumn());
@@ -287,20 +281,11 @@ public final class MongoClaimStore implements ClaimStore {
                 }
             }
         }
-        return new ClaimSummary(null, lockTimeout, stuckAfter, phases, all.size() > ClaimSummary.MAX_PHASES, stuck);
+        return new ClaimSummary(null, lockTimeout, stuckAfter, phases, groups.size() > ClaimSummary.MAX_PHASES, stuck);
     }
 
-    /** The key a phase of null is kept under in a map. */
-    private static final Object NO_PHASE = new Object();
-
-    private static Map<Object, Document> byPhase(List<Document> groups) {
-        Map<Object, Document> out = new java.util.HashMap<>();
-        groups.forEach(g -> out.put(g.get("_id") == null ? NO_PHASE : g.get("_id"), g));
-        return out;
-    }
-
-    private static long count(@Nullable Document group) {
-        return group != null && group.get("n") instanceof Number n ? n.longValue() : 0;
+    private static long count(Document group, String field) {
+        return group.get(field) instanceof Number n ? n.longValue() : 0;
     }
 
     @Override
@@ -308,7 +293,8 @@ public final class MongoClaimStore implements ClaimStore {
         if (key == null) {
             throw new IllegalArgumentException("key is null: give the key the summary returned");
         }
-        return updated("release the claim on task '" + key + "'", key, version, MongoClaimQueries.releaseUpdate(table));
+        return call("release the claim on task '" + key + "'", () -> tasks.updateOne(MongoClaimQueries.releaseGuard(table, key, version),
+                MongoClaimQueries.releaseUpdate(table)).getMatchedCount()) == 1;
     }
 
     private boolean updated(String what, Object key, long version, Document update) {

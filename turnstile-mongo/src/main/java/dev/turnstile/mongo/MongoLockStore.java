@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * <p>Two contenders inserting the first document of a name at once: one insert wins and the other
  * meets a duplicate-key error, which is reported as busy.
  */
-public final class MongoLockStore implements LockStore {
+public final class MongoLockStore implements LockStore, dev.turnstile.spi.StoreClock {
     private static final Logger log = LoggerFactory.getLogger(MongoLockStore.class);
     static final String DEFAULT_COLLECTION = "turnstile_locks";
     /** The server's code for a duplicate key (E11000). */
@@ -145,6 +145,31 @@ public final class MongoLockStore implements LockStore {
         });
         out.sort(Comparator.comparing(LockInfo::name));
         return out;
+    }
+
+    /**
+     * The server's clock, which every lease time here is written and judged by ({@code $currentDate},
+     * {@code $$NOW}): the {@code localTime} of a {@code hello} command ({@code isMaster} where the
+     * server does not know {@code hello}).
+     */
+    @Override
+    public java.time.Instant now() {
+        Document hello = call("read the clock", () -> {
+            try {
+                return database().runCommand(new Document("hello", 1));
+            } catch (com.mongodb.MongoCommandException e) {
+                if (e.getErrorCode() != 59) { // CommandNotFound: a server before 4.4.2 (or a test server) knows isMaster
+                    throw e;
+                }
+                return database().runCommand(new Document("isMaster", 1));
+            }
+        });
+        Object localTime = hello.get("localTime");
+        if (localTime instanceof java.util.Date at) {
+            return at.toInstant();
+        }
+        throw new dev.turnstile.StoreUnavailableException("cannot read the clock of " + description
+                + ": the server's hello reply has no localTime", null);
     }
 
     /** The database this store's lock collection is in, for a claim store beside it. */

@@ -42,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * survives a minority of nodes down); where correctness depends on the lock, use a single store
  * with safe fences and check the fence at the resource.
  */
-public final class RedlockLockStore implements LockStore, NotifiesReleases {
+public final class RedlockLockStore implements LockStore, NotifiesReleases, dev.turnstile.spi.StoreClock {
     private final List<RedisLockStore> nodes;
     private final int quorum;
     private final Duration nodeTimeout;
@@ -284,6 +284,18 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases {
         Replies<Boolean> replies = onAll("force-release lock '" + name + "'", n -> n.forceRelease(name));
         replies.requireQuorumAnswered(quorum);
         return replies.values().stream().anyMatch(Boolean::booleanValue);
+    }
+
+    /**
+     * The nodes' clocks (Redis {@code TIME}; each node times its own copy of a lease): the median
+     * of those that answered, a majority at least, so one node's wrong clock does not show.
+     */
+    @Override
+    public java.time.Instant now() {
+        Replies<java.time.Instant> replies = onAll("read the clock", RedisLockStore::now);
+        replies.requireQuorumAnswered(quorum);
+        List<java.time.Instant> sorted = replies.values().stream().sorted().toList();
+        return sorted.get(sorted.size() / 2);
     }
 
     /** A lock counts as held when a majority of nodes hold it. */

@@ -231,6 +231,11 @@ final class LockedMethod {
     }
 
     /** {@return the method as messages name it, e.g. {@code com.acme.Jobs.report()}} */
+    /** The lock name when it does not depend on the call (no SpEL), else null. */
+    @Nullable String fixedName() {
+        return staticName;
+    }
+
     String where() {
         return where;
     }

@@ -45,6 +45,22 @@ final class LockedMethodInterceptor implements MethodInterceptor {
                 k -> LockedMethod.resolve(k.method(), k.targetClass(), env, runner.get().defaults()));
     }
 
+    /**
+     * The lock names of the methods resolved so far that take no arguments and have a fixed name
+     * (what a {@code @Scheduled} method is), by {@code declaring.Class.method}: how Spring's
+     * {@code ScheduledMethodRunnable} names the method it runs.
+     */
+    Map<String, String> fixedNamesByMethod() {
+        Map<String, String> out = new java.util.HashMap<>();
+        methods.forEach((key, locked) -> {
+            String name = locked.fixedName();
+            if (name != null && key.method().getParameterCount() == 0) {
+                out.put(key.method().getDeclaringClass().getName() + "." + key.method().getName(), name);
+            }
+        });
+        return out;
+    }
+
     @Override
     public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();

@@ -51,7 +51,9 @@ public class TurnstileConsoleAutoConfiguration {
 
     @Bean
     ServletRegistrationBean<ConsoleServlet> turnstileConsoleServlet(Turnstile turnstile, TurnstileConsoleProperties properties,
-            JobHistory jobs, ObjectProvider<Leadership> leaderships, ObjectProvider<TaskClaimer> claimers) {
+            JobHistory jobs, ObjectProvider<Leadership> leaderships, ObjectProvider<TaskClaimer> claimers,
+            ObjectProvider<org.springframework.scheduling.config.ScheduledTaskHolder> scheduled,
+            ObjectProvider<TurnstileLockPostProcessor> lockedMethods) {
         String path = checkPath(properties.getPath());
         checkActionsPossible(properties.isActionsEnabled(), path, TurnstileConsoleAutoConfiguration.class.getClassLoader());
         Console console;
@@ -68,6 +70,7 @@ public class TurnstileConsoleAutoConfiguration {
                     .jobs(jobs)
                     .leaderships(() -> leaderships.orderedStream().toList())
                     .claimers(() -> claimers.orderedStream().toList())
+                    .nextTicks(new ScheduledJobTicks(scheduled, lockedMethods))
                     .build();
         } catch (IllegalArgumentException e) {
             throw new TurnstileStartupException("turnstile.console: " + e.getMessage(),

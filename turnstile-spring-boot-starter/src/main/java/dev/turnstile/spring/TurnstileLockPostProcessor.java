@@ -30,6 +30,11 @@ final class TurnstileLockPostProcessor extends AbstractBeanFactoryAwareAdvisingP
         setOrder(Ordered.LOWEST_PRECEDENCE - 100);
     }
 
+    /** The interceptor, whose resolved methods give the console's jobs page each scheduled job's name. */
+    LockedMethodInterceptor interceptor() {
+        return interceptor;
+    }
+
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (isEligible(bean, beanName)) {

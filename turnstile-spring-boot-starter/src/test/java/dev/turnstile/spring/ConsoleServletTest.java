@@ -243,6 +243,33 @@ class ConsoleServletTest {
                 .hasStackTraceContaining("turnstile.console: stuckAfter is PT0.01S: give 1 second to 366 days");
     }
 
+    /** A {@code @Scheduled} job under a {@code @TurnstileLock}, first due in an hour. */
+    @Configuration(proxyBeanMethods = false)
+    @Import(SecuredApp.class)
+    @org.springframework.scheduling.annotation.EnableScheduling
+    static class SchedulingApp {
+        @Bean
+        HourlyJob hourlyJob() {
+            return new HourlyJob();
+        }
+    }
+
+    static class HourlyJob {
+        @org.springframework.scheduling.annotation.Scheduled(fixedRate = 3_600_000, initialDelay = 3_600_000)
+        @TurnstileLock(name = "console-ticking-job")
+        public void tick() {
+            // never runs within the test
+        }
+    }
+
+    @Test
+    void jobsPageShowsTheNextTickOfScheduledJobs() throws Exception {
+        String base = start(SchedulingApp.class, "turnstile.console.enabled=true");
+        HttpResponse<String> jobs = get(base + "/turnstile-console/jobs", "Authorization", OPS);
+        assertThat(jobs.statusCode()).isEqualTo(200);
+        assertThat(jobs.body()).contains(">console-ticking-job<").contains("(in 59 min").contains("not run yet");
+    }
+
     @Test
     void offUnlessEnabled() throws Exception {
         String base = start(OpenApp.class);

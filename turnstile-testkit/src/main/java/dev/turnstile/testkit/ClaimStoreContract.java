@@ -336,6 +336,12 @@ public abstract class ClaimStoreContract {
             assertThat(Math.abs(x.updatedAt().toEpochMilli() - updated)).as("no progress was recorded").isLessThan(1000);
         });
         assertThat(phaseOf(t, "g")).isEqualTo("Deleting");
+        assertThat(taken.unlock()).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(a.store().release(taken.key(), taken.version())).as("unlocked meanwhile, at the same version: the unlock wins")
+                .isFalse();
+        assertThat(lockedAtOf(t, "g")).isZero();
+        Claim again = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+        assertThat(again.version()).as("the refused release raised nothing").isEqualTo(taken.version() + 1);
     }
 
     @Test
