@@ -23,23 +23,7 @@ final class Html {
      * line shows them, so a name can neither hide part of itself nor look like another name.
      */
     static String text(@Nullable String s) {
-        if (s == null) {
-            return "";
-        }
-        String printable = Printable.of(s);
-        StringBuilder b = new StringBuilder(printable.length() + 16);
-        for (int i = 0; i < printable.length(); i++) {
-            char c = printable.charAt(i);
-            switch (c) {
-                case '&' -> b.append("&amp;");
-                case '<' -> b.append("&lt;");
-                case '>' -> b.append("&gt;");
-                case '"' -> b.append("&quot;");
-                case '\'' -> b.append("&#39;");
-                default -> b.append(c);
-            }
-        }
-        return b.toString();
+        return s == null ? "" : escaped(Printable.of(s), false);
     }
 
     /**
@@ -50,6 +34,11 @@ final class Html {
      * reads: that goes through {@link #text}.
      */
     static String formValue(String s) {
+        return escaped(s, true);
+    }
+
+    /** The five HTML metacharacters as entities; with {@code invisibleAsReferences}, the invisible ones as {@code &#N;}. */
+    private static String escaped(String s, boolean invisibleAsReferences) {
         StringBuilder b = new StringBuilder(s.length() + 16);
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
@@ -60,9 +49,7 @@ final class Html {
                 case '"' -> b.append("&quot;");
                 case '\'' -> b.append("&#39;");
                 default -> {
-                    int type = Character.getType(c);
-                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || type == Character.FORMAT || type == Character.LINE_SEPARATOR
-                            || type == Character.PARAGRAPH_SEPARATOR) {
+                    if (invisibleAsReferences && invisible(c)) {
                         b.append("&#").append((int) c).append(';');
                     } else {
                         b.append(c);
@@ -71,6 +58,12 @@ final class Html {
             }
         }
         return b.toString();
+    }
+
+    private static boolean invisible(char c) {
+        int type = Character.getType(c);
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || type == Character.FORMAT || type == Character.LINE_SEPARATOR
+                || type == Character.PARAGRAPH_SEPARATOR;
     }
 
     /** A hidden form field that posts {@code value} back exactly. */
