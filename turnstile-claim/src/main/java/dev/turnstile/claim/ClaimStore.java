@@ -100,18 +100,18 @@ public interface ClaimStore extends AutoCloseable {
     }
 
     /**
-     * Frees a claim, for an operator: {@code lockedAt} to the epoch (due at once) and the version
-     * raised, if the version still matches and the task is not free (an unlock or {@code moveTo}
-     * at the same version meanwhile wins); {@code updatedAt} is left alone (no progress was made).
-     * Raising the version cuts the claim: its holder's next heartbeat or write fails, and it is told
-     * of the loss.
+     * Frees a stuck task's claim, for an operator: {@code lockedAt} to the epoch (due at once) and
+     * the version raised, only if the task is still as the summary showed it: at that version, not
+     * free (an unlock or {@code moveTo} meanwhile wins) and with the same {@code updatedAt} (no
+     * progress meanwhile). {@code updatedAt} is left alone (no progress was made). Raising the
+     * version cuts the claim: its holder's next heartbeat or write fails, and it is told of the loss.
      *
-     * @param key the task's key, as the store returned it
-     * @param version the claim version the operator saw
-     * @return {@code true} if written; {@code false} if the task is gone, free, or its version changed
+     * @param task the task as {@link #summarize} returned it
+     * @return {@code true} if written; {@code false} if the task is gone or changed
+     * @throws dev.turnstile.StoreSchemaException if the key matched more than one row (nothing is written)
      * @throws UnsupportedOperationException if this store cannot release (the default)
      */
-    default boolean release(Object key, long version) {
+    default boolean release(ClaimSummary.StuckTask task) {
         throw new UnsupportedOperationException(description() + " cannot release a claim");
     }
 

@@ -65,7 +65,7 @@ final class ClaimsPage {
         long neverClaimed = s.phases().stream().mapToLong(ClaimSummary.PhaseCounts::neverClaimed).sum();
         if (neverClaimed > 0) {
             b.append("<p class=\"bad never-claimed\">").append(LocksPage.count((int) Math.min(neverClaimed, Integer.MAX_VALUE), "task"))
-                    .append(" never get claimed: their lockedAt is NULL, which no claim selects. Set it to 0 (and declare the "
+                    .append(" can never be claimed: a NULL lockedAt, which no claim selects. Set it to 0 (and declare the "
                             + "column NOT NULL DEFAULT 0).</p>");
         }
         if (!s.phases().isEmpty()) {
@@ -143,7 +143,9 @@ final class ClaimsPage {
         }
         b.append("<form method=\"post\" action=\"").append(base).append("/claims/release\">");
         Html.hidden(b, "table", table);
-        Html.hidden(b, "key", task.keyText());
+        // percent-encoded: a browser does not post every character of a field back as it got it (it
+        // reads &#150; as Windows-1252's en dash and sends a lone CR or LF as CRLF); ASCII it does
+        Html.hidden(b, "key", Html.url(task.keyText()));
         Html.hidden(b, "version", Long.toString(task.version()));
         Html.hidden(b, csrf.name(), csrf.value());
         r.formFields().forEach((k, v) -> Html.hidden(b, k, v));

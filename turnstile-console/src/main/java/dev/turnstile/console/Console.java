@@ -75,6 +75,8 @@ public final class Console {
     /** Whether a failed read of the store's clock was logged at WARN already (once is enough; then DEBUG). */
     private final java.util.concurrent.atomic.AtomicBoolean clockFailureLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ArrayDeque<ReleaseRecord> history = new ArrayDeque<>(); // guarded by itself
+    /** The last failure logged at WARN per claim table, so a page that refreshes does not repeat it. */
+    private final Map<String, String> tableFailures = new java.util.concurrent.ConcurrentHashMap<>();
 
     private Console(Builder b) {
         this.turnstile = b.turnstile;
@@ -250,14 +252,21 @@ public final class Console {
             Duration after = stuckAfterFor(c);
             ClaimSummary summary = null;
             String problem = null;
+            String table = c.store().table().table();
             try {
                 summary = c.store().summarize(c.lockTimeout(), after, ClaimsPage.MAX_STUCK);
+                tableFailures.remove(table);
             } catch (UnsupportedOperationException e) {
                 problem = "This claim store cannot summarize its table.";
             } catch (RuntimeException e) {
-                // the first line: a schema error carries the DDL that fixes it, and the page asks every 5 s
-                log.warn("console: reading claim table '{}' failed: {}", c.store().table().table(),
-                        Printable.of(e.toString().lines().findFirst().orElse("")));
+                // the first line (a schema error carries the DDL that fixes it), at WARN once per failure:
+                // the page asks again every 5 s
+                String first = Printable.of(e.toString().lines().findFirst().orElse(""));
+                if (!first.equals(tableFailures.put(table, first))) {
+                    log.warn("console: reading claim table '{}' failed: {}", table, first);
+                } else {
+                    log.debug("console: reading claim table '{}' failed again: {}", table, first);
+                }
                 problem = "The table could not be read (the console's log says why); the page tries again by itself.";
             }
             out.add(new ClaimsPage.Table(c, after, summary, problem));
@@ -280,7 +289,8 @@ public final class Console {
 
     private StuckClaim stuckClaim(ConsoleRequest r) {
         String table = r.parameters().get("table");
-        String key = r.parameters().get("key");
+        // the confirmation's form sends the key percent-encoded (see ClaimsPage); a link's query, as it is
+        String key = r.method().equalsIgnoreCase("POST") ? percentDecoded(r.parameters().get("key")) : r.parameters().get("key");
         Optional<Long> version = ReleasePages.number(r, "version");
         if (table == null || key == null || version.isEmpty()) {
             return refusal(page(r, 400, "Bad request", "", Layout.message("Bad request", "Give the claim table as 'table', the "
@@ -321,6 +331,17 @@ public final class Console {
                     + "or released, or is gone. Nothing was released; look again before you release it.") + ClaimsPage.back(r)));
         }
         return new StuckClaim(claimer, matches.get(0), summary.storeNow() != null ? summary.storeNow() : clock.instant(), null);
+    }
+
+    private static @Nullable String percentDecoded(@Nullable String s) {
+        if (s == null) {
+            return null;
+        }
+        try {
+            return java.net.URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return null; // a malformed escape: the request is refused as one without a key
+        }
     }
 
     private static StuckClaim refusal(ConsoleResponse page) {
@@ -367,7 +388,7 @@ public final class Console {
         String table = c.store().table().table();
         boolean freed;
         try {
-            freed = c.store().release(task.key(), task.version());
+            freed = c.store().release(task);
         } catch (UnsupportedOperationException e) {
             return cannotRelease(r, table);
         }

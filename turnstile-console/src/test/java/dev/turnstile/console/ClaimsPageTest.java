@@ -149,16 +149,16 @@ class ClaimsPageTest {
     @Test
     void refusesReleasesThatAreDisabledForgedStaleOrAmbiguous() throws Exception {
         Claim held = claimAll().stream().filter(c -> c.id().equals(HOSTILE)).findFirst().orElseThrow();
-        Map<String, String> form = Map.of("table", "gateways", "key", HOSTILE, "version", "1", "csrf", CSRF.value());
+        Map<String, String> form = Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1", "csrf", CSRF.value());
         assertThat(console(false, List.of(claimer)).handle(post("/claims/release", form)).status()).isEqualTo(403);
         Console console = console(true, List.of(claimer));
-        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", HOSTILE, "version", "1")))
+        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1")))
                 .status()).as("no CSRF token").isEqualTo(403);
-        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", HOSTILE, "version", "2",
+        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "2",
                 "csrf", CSRF.value()))).status()).as("a version it is not at").isEqualTo(409);
-        assertThat(console.handle(post("/claims/release", Map.of("table", "tasks", "key", HOSTILE, "version", "1",
+        assertThat(console.handle(post("/claims/release", Map.of("table", "tasks", "key", Html.url(HOSTILE), "version", "1",
                 "csrf", CSRF.value()))).status()).isEqualTo(404);
-        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", HOSTILE, "version", "x1",
+        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "x1",
                 "csrf", CSRF.value()))).status()).isEqualTo(400);
         SQLiteDataSource elsewhere = new SQLiteDataSource();
         elsewhere.setUrl("jdbc:sqlite:" + dir.resolve("elsewhere.db"));
@@ -214,7 +214,7 @@ class ClaimsPageTest {
 
     @Test
     void theConfirmationPostsBackExactlyTheKeyItShowsWhateverItHolds() throws Exception {
-        String odd = "C:\\tasks\\gw\u00a0\t7 & \"q\" <x> \u202e";
+        String odd = "C:\\tasks\\gw\u00a0\t7 & \"q\" <x> \u202e\u0096\r+%41";
         insert(odd, "Deleting", System.currentTimeMillis() - 3_600_000);
         Claim held = claimAll().stream().filter(c -> c.id().equals(odd)).findFirst().orElseThrow();
         Console console = console(true, List.of(claimer));
@@ -223,7 +223,8 @@ class ClaimsPageTest {
         assertThat(confirm.status()).as(confirm.body()).isEqualTo(200);
         assertThat(confirm.body()).contains("C:\\\\tasks").contains("\\u202e").doesNotContain("\u202e");
         Map<String, String> form = formFields(confirm.body());
-        assertThat(form).containsEntry("key", odd);
+        assertThat(form.get("key")).as("the key travels as ASCII, which a browser posts back as it got it")
+                .matches("[\\x20-\\x7e]*").isEqualTo(Html.url(odd));
         ConsoleResponse done = console.handle(post("/claims/release", form));
         assertThat(done.status()).as(done.body()).isEqualTo(303);
         assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.LOST);
@@ -254,7 +255,7 @@ class ClaimsPageTest {
         String body = console(true, List.of(loose)).handle(get("/claims", Map.of())).body();
         assertThat(body).contains("<td class=\"name\"><span class=\"muted\">none</span></td><td class=\"num\">1</td><td class=\"num\">1</td>")
                 .contains("<td class=\"name\">P</td><td class=\"num\">2</td><td class=\"num\">0</td><td class=\"num\">1</td><td class=\"num\">0</td>")
-                .contains("1 task never get claimed: their lockedAt is NULL")
+                .contains("1 task can never be claimed: a NULL lockedAt")
                 .contains("No stuck tasks.");
     }
 
@@ -266,7 +267,7 @@ class ClaimsPageTest {
         Console console = console(true, List.of(claimer));
         String page = console.handle(get("/claims", Map.of())).body();
         assertThat(page).contains("release-claim").doesNotContain("key=job%EF%BF%BD");
-        ConsoleResponse r = console.handle(post("/claims/release", Map.of("table", "gateways", "key", unreadable,
+        ConsoleResponse r = console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(unreadable),
                 "version", Long.toString(held.version()), "csrf", CSRF.value())));
         assertThat(r.status()).isEqualTo(409);
         assertThat(r.body()).contains("not valid text");

@@ -122,11 +122,13 @@ abstract sealed class ClaimSql permits PostgresDialect.Claims, MariaDbDialect.Cl
 
     /**
      * An operator's release: due at once, version raised (the holder's writes fail), no progress
-     * recorded; only a task that is not free (an unlock at the same version meanwhile wins).
-     * Parameters (key, version).
+     * recorded; only a task still as the summary showed it: at the version, not free (an unlock
+     * meanwhile wins) and with the same updatedAt (no progress meanwhile). Parameters (key,
+     * version, updatedAt).
      */
     String releaseSql() {
-        return "UPDATE {table} SET {lockedAt} = 0, {version} = {version} + 1 WHERE {id} = ? AND {version} = ? AND {lockedAt} <> 0";
+        return "UPDATE {table} SET {lockedAt} = 0, {version} = {version} + 1 WHERE {id} = ? AND {version} = ? "
+                + "AND {lockedAt} <> 0 AND {updatedAt} = ?";
     }
 
     /** {@link #fill} for the operator's statements, which also name the phase column. */

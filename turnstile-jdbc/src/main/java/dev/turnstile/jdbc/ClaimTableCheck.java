@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The check a {@link JdbcClaimStore} makes of its task table when it is built, through the
@@ -223,7 +224,8 @@ final class ClaimTableCheck {
                 while (rs.next()) {
                     String index = rs.getString("INDEX_NAME");
                     String column = rs.getString("COLUMN_NAME");
-                    if (index != null && column != null && !rs.getBoolean("NON_UNIQUE")) {
+                    // a partial index (PostgreSQL's WHERE) keeps keys unique among some rows only
+                    if (index != null && column != null && !rs.getBoolean("NON_UNIQUE") && filterCondition(rs) == null) {
                         unique.computeIfAbsent(index, k -> new ArrayList<>()).add(column.toLowerCase(Locale.ROOT));
                     }
                 }
@@ -236,6 +238,15 @@ final class ClaimTableCheck {
             }
         }
         return false;
+    }
+
+    private static @Nullable String filterCondition(ResultSet rs) {
+        try {
+            String condition = rs.getString("FILTER_CONDITION");
+            return condition == null || condition.isBlank() ? null : condition;
+        } catch (SQLException e) {
+            return null; // a driver without the column has no partial indexes to report
+        }
     }
 
     private String uniqueIndexName() {

@@ -283,6 +283,9 @@ public final class JdbcClaimStore implements ClaimStore {
                         ps.setInt(2, maxStuck);
                         try (ResultSet rs = ps.executeQuery()) {
                             while (rs.next()) {
+                                if (rs.getObject(1) == null) {
+                                    continue; // a row without a key (a nullable id column) cannot be named or released
+                                }
                                 stuckTasks.add(new ClaimSummary.StuckTask(rs.getObject(1), rs.getString(2),
                                         Instant.ofEpochMilli(rs.getLong(3)), Instant.ofEpochMilli(rs.getLong(4)), rs.getLong(5)));
                             }
@@ -300,12 +303,40 @@ public final class JdbcClaimStore implements ClaimStore {
         }
     }
 
+    /**
+     * In a transaction of its own: a key that matches more than one row (a table whose id is not
+     * unique after all, which the metadata check cannot always see) is rolled back, not committed.
+     */
     @Override
-    public boolean release(Object key, long version) {
-        if (key == null) {
-            throw new IllegalArgumentException("key is null: give the key the summary returned");
+    public boolean release(ClaimSummary.StuckTask task) {
+        if (task == null) {
+            throw new IllegalArgumentException("task is null: give a stuck task the summary returned");
         }
-        return write("release the claim on task '" + key + "'", release, List.of(), key, version);
+        try (Connection c = dataSource.getConnection()) {
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement(release)) {
+                ps.setObject(1, task.key());
+                ps.setLong(2, task.version());
+                ps.setLong(3, task.updatedAt().toEpochMilli());
+                int rows = ps.executeUpdate();
+                if (rows > 1) {
+                    c.rollback();
+                    throw new StoreSchemaException("release of task '" + task.keyText() + "' in " + description + " matched "
+                            + rows + " rows, so nothing was released: give the id column '" + table.idColumn()
+                            + "' a unique index of its own (" + table.table() + ")", null);
+                }
+                c.commit();
+                return rows == 1;
+            } catch (SQLException | RuntimeException e) {
+                JdbcCalls.rollbackQuietly(c);
+                throw e;
+            } finally {
+                c.setAutoCommit(auto);
+            }
+        } catch (SQLException e) {
+            throw translate("release the claim on task '" + task.keyText() + "'", e);
+        }
     }
 
     private boolean write(String what, String statement, List<Object> params, Object key, long version) {

@@ -101,6 +101,37 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /** A partial unique index keeps keys unique among some rows only; a release that meets two rows writes nothing. */
+    @Test
+    void aPartialUniqueIndexIsNotAUniqueIdAndAReleaseThatMeetsTwoRowsRollsBack() throws Exception {
+        String url = TestDatabases.POSTGRES;
+        String table = name();
+        exec(url, "CREATE TABLE " + table + " (id VARCHAR(64) NOT NULL, phase VARCHAR(64), locked_at BIGINT NOT NULL DEFAULT 0, "
+                + "updated_at BIGINT NOT NULL DEFAULT 0, claim_version BIGINT NOT NULL DEFAULT 0)",
+                "CREATE INDEX " + table + "_i ON " + table + " (phase, locked_at, updated_at)",
+                "CREATE UNIQUE INDEX " + table + "_partial ON " + table + " (id) WHERE phase = 'never'");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            ClaimTable t = ClaimTable.builder(table).build();
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, t).build())
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("no primary key or unique index");
+            exec(url, "CREATE UNIQUE INDEX " + table + "_id_uidx ON " + table + " (id)");
+            JdbcClaimStore store = JdbcClaimStore.builder(pool, t).build();
+            // the index goes after the check: two rows with one key, both stuck at one version
+            long old = System.currentTimeMillis() - 3_600_000;
+            exec(url, "DROP INDEX " + table + "_id_uidx",
+                    "INSERT INTO " + table + " VALUES ('dup', 'P', " + (old + 1000) + ", " + old + ", 3), ('dup', 'P', "
+                            + (old + 1000) + ", " + old + ", 3)");
+            dev.turnstile.claim.ClaimSummary s = store.summarize(java.time.Duration.ofMinutes(1), java.time.Duration.ofMinutes(10), 10);
+            assertThat(s.stuck()).hasSize(2);
+            assertThatThrownBy(() -> store.release(s.stuck().get(0)))
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("matched 2 rows, so nothing was released");
+            assertThat(store.summarize(java.time.Duration.ofMinutes(1), java.time.Duration.ofMinutes(10), 10).stuck())
+                    .allSatisfy(x -> assertThat(x.version()).isEqualTo(3));
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     @Test
     void timeColumnThatIsNotAnIntegerIsRejected() throws Exception {
         String url = TestDatabases.POSTGRES;

@@ -115,9 +115,9 @@ final class MongoClaimQueries {
         return new Document("$set", new Document(values));
     }
 
-    /** The guard of an operator's release: the task at the version seen, and not free (an unlock meanwhile wins). */
-    static Document releaseGuard(ClaimTable t, Object key, long version) {
-        return guard(t, key, version).append(t.lockedAtColumn(), new Document("$gt", EPOCH));
+    /** The guard of an operator's release: the task as the summary showed it (version, not free, same updated_at). */
+    static Document releaseGuard(ClaimTable t, Object key, long version, Date updatedAt) {
+        return guard(t, key, version).append(t.lockedAtColumn(), new Document("$gt", EPOCH)).append(t.updatedAtColumn(), updatedAt);
     }
 
     /** An operator's release: {@code locked_at} to the epoch (due at once) and the version raised; {@code updated_at} left alone. */

@@ -289,12 +289,13 @@ public final class MongoClaimStore implements ClaimStore {
     }
 
     @Override
-    public boolean release(Object key, long version) {
-        if (key == null) {
-            throw new IllegalArgumentException("key is null: give the key the summary returned");
+    public boolean release(ClaimSummary.StuckTask task) {
+        if (task == null) {
+            throw new IllegalArgumentException("task is null: give a stuck task the summary returned");
         }
-        return call("release the claim on task '" + key + "'", () -> tasks.updateOne(MongoClaimQueries.releaseGuard(table, key, version),
-                MongoClaimQueries.releaseUpdate(table)).getMatchedCount()) == 1;
+        Document guard = MongoClaimQueries.releaseGuard(table, task.key(), task.version(), Date.from(task.updatedAt()));
+        return call("release the claim on task '" + task.keyText() + "'",
+                () -> tasks.updateOne(guard, MongoClaimQueries.releaseUpdate(table)).getMatchedCount()) == 1;
     }
 
     private boolean updated(String what, Object key, long version, Document update) {

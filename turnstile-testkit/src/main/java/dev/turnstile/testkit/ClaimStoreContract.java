@@ -310,7 +310,7 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
-    @DisplayName("release frees a claim at its version: due at once, the holder's writes are LOST, updatedAt kept; a stale version changes nothing")
+    @DisplayName("release frees a stuck claim as the summary showed it: due at once, the holder's writes are LOST, updatedAt kept; a stale version, progress or an unlock meanwhile changes nothing")
     void releaseCutsTheClaim() {
         ClaimTable t = freshTable();
         TaskClaimer a = claimer(t, Duration.ofMinutes(1), null);
@@ -320,10 +320,13 @@ public abstract class ClaimStoreContract {
         Claim held = a.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
         var loss = held.lost().toCompletableFuture();
         ClaimSummary.StuckTask stuck = a.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 10).stuck().get(0);
-        assertThat(a.store().release(stuck.key(), stuck.version() - 1)).as("a version the task is not at").isFalse();
+        assertThat(a.store().release(new ClaimSummary.StuckTask(stuck.key(), stuck.phase(), stuck.lockedAt(), stuck.updatedAt(),
+                stuck.version() - 1))).as("a version the task is not at").isFalse();
+        assertThat(a.store().release(new ClaimSummary.StuckTask(stuck.key(), stuck.phase(), stuck.lockedAt(),
+                stuck.updatedAt().plusMillis(1), stuck.version()))).as("progress made since the summary").isFalse();
         assertThat(b.claimNext(ClaimFilter.where("phase", "Deleting"))).isEmpty();
-        assertThat(a.store().release(stuck.key(), stuck.version())).isTrue();
-        assertThat(a.store().release(stuck.key(), stuck.version())).as("released once only").isFalse();
+        assertThat(a.store().release(stuck)).isTrue();
+        assertThat(a.store().release(stuck)).as("released once only").isFalse();
         assertThat(lockedAtOf(t, "g")).isZero();
         assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.LOST);
         assertThat(held.update(Map.of("phase", "StaleWrite"))).isEqualTo(ClaimOutcome.LOST);
@@ -331,14 +334,14 @@ public abstract class ClaimStoreContract {
         Claim taken = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
         assertThat(taken.version()).isGreaterThan(stuck.version() + 1);
         ClaimSummary after = a.store().summarize(Duration.ofMinutes(1), Duration.ofMinutes(10), 10);
+        ClaimSummary.StuckTask retaken = after.stuck().get(0);
         assertThat(after.stuck()).singleElement().satisfies(x -> {
             assertThat(x.version()).isEqualTo(taken.version());
             assertThat(Math.abs(x.updatedAt().toEpochMilli() - updated)).as("no progress was recorded").isLessThan(1000);
         });
         assertThat(phaseOf(t, "g")).isEqualTo("Deleting");
         assertThat(taken.unlock()).isEqualTo(ClaimOutcome.APPLIED);
-        assertThat(a.store().release(taken.key(), taken.version())).as("unlocked meanwhile, at the same version: the unlock wins")
-                .isFalse();
+        assertThat(a.store().release(retaken)).as("unlocked meanwhile, at the same version: the unlock wins").isFalse();
         assertThat(lockedAtOf(t, "g")).isZero();
         Claim again = b.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
         assertThat(again.version()).as("the refused release raised nothing").isEqualTo(taken.version() + 1);
