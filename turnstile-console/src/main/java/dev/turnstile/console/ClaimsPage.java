@@ -105,7 +105,8 @@ final class ClaimsPage {
             } else if (actions) {
                 b.append("<td><a class=\"release-claim\" href=\"").append(base).append("/claims/release?table=")
                         .append(Html.text(Html.url(t.name()))).append("&amp;key=").append(Html.text(Html.url(task.keyText())))
-                        .append("&amp;version=").append(task.version()).append("\">Release…</a></td>");
+                        .append("&amp;version=").append(task.version()).append("&amp;updated=")
+                        .append(task.updatedAt().toEpochMilli()).append("\">Release…</a></td>");
             }
             b.append("</tr>");
         }
@@ -147,6 +148,7 @@ final class ClaimsPage {
         // reads &#150; as Windows-1252's en dash and sends a lone CR or LF as CRLF); ASCII it does
         Html.hidden(b, "key", Html.url(task.keyText()));
         Html.hidden(b, "version", Long.toString(task.version()));
+        Html.hidden(b, "updated", Long.toString(task.updatedAt().toEpochMilli()));
         Html.hidden(b, csrf.name(), csrf.value());
         r.formFields().forEach((k, v) -> Html.hidden(b, k, v));
         return b.append("<button type=\"submit\" id=\"confirm-release\" class=\"danger\">Release this claim</button> ")

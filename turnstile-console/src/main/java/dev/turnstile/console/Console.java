@@ -292,10 +292,12 @@ public final class Console {
         // the confirmation's form sends the key percent-encoded (see ClaimsPage); a link's query, as it is
         String key = r.method().equalsIgnoreCase("POST") ? percentDecoded(r.parameters().get("key")) : r.parameters().get("key");
         Optional<Long> version = ReleasePages.number(r, "version");
-        if (table == null || key == null || version.isEmpty()) {
+        // the last progress the page showed (epoch ms): progress since then, even while the task stays stuck, means look again
+        Optional<Long> updated = ReleasePages.number(r, "updated");
+        if (table == null || key == null || version.isEmpty() || updated.isEmpty()) {
             return refusal(page(r, 400, "Bad request", "", Layout.message("Bad request", "Give the claim table as 'table', the "
-                    + "task's key as 'key' and its claim version as 'version': use the Release link of the claim tables "
-                    + "page.") + ClaimsPage.back(r)));
+                    + "task's key as 'key', its claim version as 'version' and its last progress as 'updated': use the "
+                    + "Release link of the claim tables page.") + ClaimsPage.back(r)));
         }
         List<TaskClaimer> over = claimers.get().stream().filter(c -> c.store().table().table().equals(table))
                 .filter(distinctTables()).toList();
@@ -314,7 +316,8 @@ public final class Console {
             return refusal(cannotRelease(r, table));
         }
         List<ClaimSummary.StuckTask> matches = summary.stuck().stream()
-                .filter(t -> t.keyText().equals(key) && t.version() == version.get()).toList();
+                .filter(t -> t.keyText().equals(key) && t.version() == version.get()
+                        && t.updatedAt().toEpochMilli() == updated.get()).toList();
         if (matches.size() > 1) {
             return refusal(page(r, 409, "Ambiguous", "", Layout.message("More than one task reads as this key", "Table '" + table
                     + "' has more than one stuck task whose key reads as '" + key + "'. Nothing was released; release it in "
@@ -327,7 +330,7 @@ public final class Console {
         }
         if (matches.isEmpty()) {
             return refusal(page(r, 409, "Changed", "", Layout.message("The task changed", "Task '" + key + "' of table '" + table
-                    + "' is not stuck at claim version " + version.get() + " any more: it made progress, was claimed again "
+                    + "' is not stuck at claim version " + version.get() + " as shown any more: it made progress, was claimed again "
                     + "or released, or is gone. Nothing was released; look again before you release it.") + ClaimsPage.back(r)));
         }
         return new StuckClaim(claimer, matches.get(0), summary.storeNow() != null ? summary.storeNow() : clock.instant(), null);
@@ -391,6 +394,12 @@ public final class Console {
             freed = c.store().release(task);
         } catch (UnsupportedOperationException e) {
             return cannotRelease(r, table);
+        } catch (dev.turnstile.StoreSchemaException e) {
+            // the key matched more than one row: the store rolled back
+            log.warn("console: release in claim table '{}' refused: {}", table, Printable.of(String.valueOf(e.getMessage())));
+            return page(r, 409, "Not released", "", Layout.message("Not released", "Task '" + task.keyText() + "' of table '"
+                    + table + "' is more than one row (its id is not unique), so nothing was released: give the id column a "
+                    + "unique index.") + ClaimsPage.back(r));
         }
         record(new ReleaseRecord(task.keyText(), freed, null, task.version(), r.user() != null ? r.user() : "anonymous",
                 r.remoteAddress(), "console", clock.instant(), storeLabel, table));

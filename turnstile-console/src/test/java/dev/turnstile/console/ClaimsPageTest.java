@@ -39,6 +39,8 @@ class ClaimsPageTest {
     private SQLiteDataSource db = new SQLiteDataSource();
     private TaskClaimer claimer;
     private TaskClaimer other;
+    /** When the tasks were inserted: gw-old's last progress is two hours before, the hostile key's one hour. */
+    private long insertedAt;
 
     @BeforeEach
     void tasks() throws SQLException {
@@ -46,6 +48,7 @@ class ClaimsPageTest {
         claimer = claimerOver(db, ClaimTable.builder("gateways").build(), Duration.ofMinutes(1));
         other = claimerOver(db, ClaimTable.builder("gateways").build(), Duration.ofMinutes(1));
         long now = System.currentTimeMillis();
+        insertedAt = now;
         insert("gw-old", "Deleting", now - 7_200_000);
         insert(HOSTILE, "<b>Phase</b>", now - 3_600_000);
         insert("gw-fresh", "Deleting", now);
@@ -83,6 +86,11 @@ class ClaimsPageTest {
         }
     }
 
+    /** gw-old's last progress, as the page's link and form carry it. */
+    private String old() {
+        return Long.toString(insertedAt - 7_200_000);
+    }
+
     private Console console(boolean actions, List<TaskClaimer> claimers) {
         return Console.builder(turnstile).actionsEnabled(actions, "enable them in the test.").auditListener(audited::add)
                 .claimers(() -> claimers).build();
@@ -118,19 +126,19 @@ class ClaimsPageTest {
                 .doesNotContain("<script>alert").doesNotContain("<b>Phase").contains("&lt;b&gt;Phase&lt;/b&gt;")
                 .doesNotContain("Release…");
         assertThat(console(true, List.of(claimer)).handle(get("/claims", Map.of())).body())
-                .contains("href=\"/base/claims/release?table=gateways&amp;key=gw-old&amp;version=1\"");
+                .contains("href=\"/base/claims/release?table=gateways&amp;key=gw-old&amp;version=1&amp;updated=" + old() + "\"");
     }
 
     @Test
     void releasesAStuckClaimBehindAConfirmationAndCutsItsHolder() {
         Claim held = claimAll().stream().filter(c -> c.id().equals("gw-old")).findFirst().orElseThrow();
         Console console = console(true, List.of(claimer));
-        ConsoleResponse confirm = console.handle(get("/claims/release", Map.of("table", "gateways", "key", "gw-old", "version", "1")));
+        ConsoleResponse confirm = console.handle(get("/claims/release", Map.of("table", "gateways", "key", "gw-old", "version", "1",
+                "updated", old())));
         assertThat(confirm.status()).isEqualTo(200);
         assertThat(confirm.body()).contains("Release a stuck claim").contains(">gw-old<").contains("name=\"version\" value=\"1\"")
                 .contains("name=\"csrf\" value=\"s3cret-csrf-value\"");
-        ConsoleResponse done = console.handle(post("/claims/release", Map.of("table", "gateways", "key", "gw-old", "version", "1",
-                "csrf", CSRF.value())));
+        ConsoleResponse done = console.handle(post("/claims/release", formFields(confirm.body())));
         assertThat(done.status()).isEqualTo(303);
         assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.LOST);
         assertThat(other.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow().id()).isEqualTo("gw-old");
@@ -140,8 +148,7 @@ class ClaimsPageTest {
                     + "by user 'ops' from 10.0.0.5");
         });
         assertThat(console.handle(get("/history", Map.of())).body()).contains("task gw-old of table gateways");
-        ConsoleResponse again = console.handle(post("/claims/release", Map.of("table", "gateways", "key", "gw-old", "version", "1",
-                "csrf", CSRF.value())));
+        ConsoleResponse again = console.handle(post("/claims/release", formFields(confirm.body())));
         assertThat(again.status()).as("version 1 is not stuck any more").isEqualTo(409);
         assertThat(audited).hasSize(1);
     }
@@ -149,16 +156,22 @@ class ClaimsPageTest {
     @Test
     void refusesReleasesThatAreDisabledForgedStaleOrAmbiguous() throws Exception {
         Claim held = claimAll().stream().filter(c -> c.id().equals(HOSTILE)).findFirst().orElseThrow();
-        Map<String, String> form = Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1", "csrf", CSRF.value());
+        String hostileUpdated = Long.toString(insertedAt - 3_600_000);
+        Map<String, String> form = Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1", "updated", hostileUpdated,
+                "csrf", CSRF.value());
         assertThat(console(false, List.of(claimer)).handle(post("/claims/release", form)).status()).isEqualTo(403);
         Console console = console(true, List.of(claimer));
-        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1")))
+        assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "1",
+                "updated", hostileUpdated)))
                 .status()).as("no CSRF token").isEqualTo(403);
         assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "2",
+                "updated", hostileUpdated,
                 "csrf", CSRF.value()))).status()).as("a version it is not at").isEqualTo(409);
         assertThat(console.handle(post("/claims/release", Map.of("table", "tasks", "key", Html.url(HOSTILE), "version", "1",
+                "updated", hostileUpdated,
                 "csrf", CSRF.value()))).status()).isEqualTo(404);
         assertThat(console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(HOSTILE), "version", "x1",
+                "updated", hostileUpdated,
                 "csrf", CSRF.value()))).status()).isEqualTo(400);
         SQLiteDataSource elsewhere = new SQLiteDataSource();
         elsewhere.setUrl("jdbc:sqlite:" + dir.resolve("elsewhere.db"));
@@ -215,11 +228,12 @@ class ClaimsPageTest {
     @Test
     void theConfirmationPostsBackExactlyTheKeyItShowsWhateverItHolds() throws Exception {
         String odd = "C:\\tasks\\gw\u00a0\t7 & \"q\" <x> \u202e\u0096\r+%41";
-        insert(odd, "Deleting", System.currentTimeMillis() - 3_600_000);
+        long oddUpdated = System.currentTimeMillis() - 3_600_000;
+        insert(odd, "Deleting", oddUpdated);
         Claim held = claimAll().stream().filter(c -> c.id().equals(odd)).findFirst().orElseThrow();
         Console console = console(true, List.of(claimer));
         ConsoleResponse confirm = console.handle(get("/claims/release", Map.of("table", "gateways", "key", odd,
-                "version", Long.toString(held.version()))));
+                "version", Long.toString(held.version()), "updated", Long.toString(oddUpdated))));
         assertThat(confirm.status()).as(confirm.body()).isEqualTo(200);
         assertThat(confirm.body()).contains("C:\\\\tasks").contains("\\u202e").doesNotContain("\u202e");
         Map<String, String> form = formFields(confirm.body());
@@ -262,20 +276,42 @@ class ClaimsPageTest {
     @Test
     void keysThatReadAsReplacementCharactersAndForeignDigitsAreNeverReleased() throws Exception {
         String unreadable = "job\uFFFD";
-        insert(unreadable, "Deleting", System.currentTimeMillis() - 3_600_000);
+        long unreadableUpdated = System.currentTimeMillis() - 3_600_000;
+        insert(unreadable, "Deleting", unreadableUpdated);
         Claim held = claimAll().stream().filter(c -> c.id().equals(unreadable)).findFirst().orElseThrow();
         Console console = console(true, List.of(claimer));
         String page = console.handle(get("/claims", Map.of())).body();
         assertThat(page).contains("release-claim").doesNotContain("key=job%EF%BF%BD");
         ConsoleResponse r = console.handle(post("/claims/release", Map.of("table", "gateways", "key", Html.url(unreadable),
-                "version", Long.toString(held.version()), "csrf", CSRF.value())));
+                "version", Long.toString(held.version()), "updated", Long.toString(unreadableUpdated), "csrf", CSRF.value())));
         assertThat(r.status()).isEqualTo(409);
         assertThat(r.body()).contains("not valid text");
         ConsoleResponse fullWidth = console.handle(post("/claims/release", Map.of("table", "gateways", "key", "gw-old",
-                "version", "\uFF11", "csrf", CSRF.value())));
+                "version", "\uFF11", "updated", old(), "csrf", CSRF.value())));
         assertThat(fullWidth.status()).as("a full-width 1 is not a version").isEqualTo(400);
         assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.APPLIED);
         assertThat(audited).isEmpty();
+    }
+
+    /** The page showed one last progress; progress since, even while the task stays stuck, means look again. */
+    @Test
+    void progressAfterTheConfirmationWasShownRefusesTheRelease() throws Exception {
+        Claim held = claimAll().stream().filter(c -> c.id().equals("gw-old")).findFirst().orElseThrow();
+        Console console = console(true, List.of(claimer));
+        ConsoleResponse confirm = console.handle(get("/claims/release", Map.of("table", "gateways", "key", "gw-old", "version", "1",
+                "updated", old())));
+        assertThat(confirm.status()).isEqualTo(200);
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            // a minute of progress, and still older than the threshold: still stuck, at the same version
+            st.execute("UPDATE gateways SET updated_at = updated_at + 60000 WHERE id = 'gw-old'");
+        }
+        ConsoleResponse r = console.handle(post("/claims/release", formFields(confirm.body())));
+        assertThat(r.status()).isEqualTo(409);
+        assertThat(held.heartbeat()).isEqualTo(ClaimOutcome.APPLIED);
+        assertThat(audited).isEmpty();
+        ConsoleResponse noUpdated = console.handle(post("/claims/release", Map.of("table", "gateways", "key", "gw-old",
+                "version", "1", "csrf", CSRF.value())));
+        assertThat(noUpdated.status()).isEqualTo(400);
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.turnstile.claim.ClaimTable;
 import dev.turnstile.jdbc.JdbcClaimStore.ColumnType;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -230,14 +231,49 @@ final class ClaimTableCheck {
                     }
                 }
             }
-            if (unique.values().stream().anyMatch(cols -> cols.equals(List.of(id)))) {
-                return true;
+            for (Map.Entry<String, List<String>> index : unique.entrySet()) {
+                if (index.getValue().equals(List.of(id)) && enforced(md.getConnection(), index.getKey())) {
+                    return true;
+                }
             }
             if (!primary.isEmpty() || !unique.isEmpty()) {
                 return false;
             }
         }
         return false;
+    }
+
+    /**
+     * Whether a unique index the metadata reports does keep every key unique: not a partial index
+     * (SQLite's metadata does not say; its DDL does) and, on PostgreSQL, not one left INVALID by a
+     * failed {@code CREATE INDEX CONCURRENTLY}.
+     */
+    private boolean enforced(Connection c, String index) throws SQLException {
+        String query = switch (sql.dialect().id()) {
+            case "postgresql" -> "SELECT i.indisvalid AND i.indpred IS NULL FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid "
+                    + "WHERE x.relname = ?";
+            case "sqlite" -> "SELECT sql IS NULL OR NOT (' ' || lower(replace(replace(sql, char(10), ' '), char(9), ' ')) "
+                    + "LIKE '% where %') FROM sqlite_master WHERE type = 'index' AND name = ?";
+            default -> null;
+        };
+        if (query == null) {
+            return true;
+        }
+        try (PreparedStatement ps = c.prepareStatement(query)) {
+            ps.setString(1, index);
+            try (ResultSet rs = ps.executeQuery()) {
+                boolean any = false;
+                while (rs.next()) {
+                    any = true;
+                    if (!rs.getBoolean(1)) {
+                        return false;
+                    }
+                }
+                return any;
+            }
+        } finally {
+            JdbcCalls.commitIfNeeded(c);
+        }
     }
 
     private static @Nullable String filterCondition(ResultSet rs) {

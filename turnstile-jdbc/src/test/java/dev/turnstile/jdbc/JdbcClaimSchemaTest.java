@@ -101,6 +101,25 @@ class JdbcClaimSchemaTest {
         }
     }
 
+    /** SQLite's metadata reports a partial unique index as unique: its DDL says otherwise. */
+    @Test
+    void aPartialUniqueIndexOnSqliteIsNotAUniqueId() throws Exception {
+        String url = url("sqlite");
+        String table = name();
+        exec(url, "CREATE TABLE " + table + " (id TEXT NOT NULL, phase TEXT, locked_at INTEGER NOT NULL DEFAULT 0, "
+                + "updated_at INTEGER NOT NULL DEFAULT 0, claim_version INTEGER NOT NULL DEFAULT 0)",
+                "CREATE INDEX " + table + "_i ON " + table + " (phase, locked_at, updated_at)",
+                "CREATE UNIQUE INDEX " + table + "_partial ON " + table + " (id)\n  WHERE phase = 'p'");
+        try (HikariDataSource pool = JdbcClaimContractSupport.pool(url, 1)) {
+            assertThatThrownBy(() -> JdbcClaimStore.builder(pool, ClaimTable.builder(table).build()).build())
+                    .isInstanceOf(StoreSchemaException.class).hasMessageContaining("no primary key or unique index");
+            exec(url, "CREATE UNIQUE INDEX " + table + "_whole ON " + table + " (id)");
+            assertThat(JdbcClaimStore.builder(pool, ClaimTable.builder(table).build()).build()).isNotNull();
+        } finally {
+            exec(url, "DROP TABLE IF EXISTS " + table);
+        }
+    }
+
     /** A partial unique index keeps keys unique among some rows only; a release that meets two rows writes nothing. */
     @Test
     void aPartialUniqueIndexIsNotAUniqueIdAndAReleaseThatMeetsTwoRowsRollsBack() throws Exception {
