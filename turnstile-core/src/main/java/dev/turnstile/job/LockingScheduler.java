@@ -26,8 +26,14 @@ public final class LockingScheduler {
 
     private final ScheduledExecutorService executor;
     private final JobRunner runner;
-    /** The periodic schedules, by job name, for {@link #nextTicks()}; a cancelled or ended one is dropped when read. */
+    /**
+     * The schedules made through this wrapper, by job name, for {@link #nextTicks()}. Cancelled and
+     * ended ones are dropped when read and every {@link #PRUNE_EVERY} schedules, so an application
+     * that schedules many one-off runs pays a walk of the queue only now and then, not per call.
+     */
     private final java.util.Queue<Schedule> schedules = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicLong scheduled = new java.util.concurrent.atomic.AtomicLong();
+    private static final int PRUNE_EVERY = 64;
 
     private record Schedule(String name, ScheduledFuture<?> future) {}
 
@@ -147,8 +153,15 @@ public final class LockingScheduler {
         return out;
     }
 
+    /** How many schedules are remembered, ended ones not yet dropped included (for tests). */
+    int remembered() {
+        return schedules.size();
+    }
+
     private <F extends ScheduledFuture<?>> F remember(String name, F future) {
-        schedules.removeIf(s -> s.future().isDone());
+        if (scheduled.incrementAndGet() % PRUNE_EVERY == 0) {
+            schedules.removeIf(s -> s.future().isDone());
+        }
         schedules.add(new Schedule(name, future));
         return future;
     }

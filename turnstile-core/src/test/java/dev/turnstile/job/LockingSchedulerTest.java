@@ -40,6 +40,12 @@ class LockingSchedulerTest {
         once.get(5, TimeUnit.SECONDS);
         hourly.cancel(false);
         assertThat(scheduler.nextTicks()).containsOnlyKeys("a");
+        // many one-off runs that ended are forgotten as more are scheduled, without a read
+        for (int i = 0; i < 1000; i++) {
+            scheduler.schedule("burst", JobOptions.defaults(), () -> { }, 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        }
+        assertThat(scheduler.remembered()).as("the live schedule, and at most one batch of ended ones").isLessThanOrEqualTo(1 + 64);
+        assertThat(scheduler.nextTicks()).containsOnlyKeys("a");
     }
 
     @Test
