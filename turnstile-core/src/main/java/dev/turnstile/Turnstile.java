@@ -6,6 +6,7 @@ import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.HandsOver;
 import dev.turnstile.spi.KeepsWaitingLine;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseResult;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -357,6 +358,41 @@ public final class Turnstile implements AutoCloseable {
         }
         waitRooms.signal(name);
         return freed;
+    }
+
+    /**
+     * Forgets the lock names nobody has used for at least {@code unusedFor}, so that a store used with
+     * dynamic names (per customer, per tenant) does not grow forever. Safe at any time and from any
+     * instance, beside running acquires: a held lock, or one kept by {@code lockAtLeastFor}, is never
+     * touched, and a forgotten name used again gets a fence above every fence it had. Run it now and
+     * then (daily, say) with a period well above your longest lease, such as
+     * {@code Duration.ofDays(7)}: a name's first acquire after it was forgotten costs one or two more
+     * round trips on the SQL stores and MongoDB, and on Redis the period is also how far the server's
+     * clock may later step back without a fence repeating ({@code docs/locks.md}, "Pruning").
+     *
+     * @param unusedFor how long a name must have been free, from zero up to 366 days
+     * @return how many names were forgotten
+     * @throws UnsupportedOperationException if the store cannot prune (ZooKeeper keeps nothing for a
+     *     free name, so there is nothing to prune; Redlock)
+     * @throws IllegalArgumentException if {@code unusedFor} is null, negative or too long
+     * @throws StoreUnavailableException if the store cannot be reached (names forgotten before the
+     *     failure stay forgotten, and their fences are safe)
+     * @throws IllegalStateException if the store is closed
+     */
+    public long pruneUnused(Duration unusedFor) {
+        Validation.notNull("unusedFor", unusedFor, "give how long a name must have been free, e.g. Duration.ofDays(7)");
+        if (unusedFor.isNegative() || unusedFor.compareTo(LockOptions.MAX_DURATION) > 0) {
+            throw new IllegalArgumentException("unusedFor is " + unusedFor + ": give a duration from zero up to "
+                    + LockOptions.MAX_DURATION.toDays() + " days, well above your longest lease, e.g. Duration.ofDays(7)");
+        }
+        PrunesNames pruning = store.capability(PrunesNames.class).orElseThrow(() -> new UnsupportedOperationException(
+                "the store " + store.description() + " cannot prune lock names (the SQL stores, MongoDB and Redis can; "
+                        + "ZooKeeper keeps nothing for a free name, so there is nothing to prune)"));
+        try {
+            return pruning.pruneUnused(unusedFor);
+        } catch (RuntimeException e) {
+            throw store.isClosed() ? closedStore(e) : e;
+        }
     }
 
     /**

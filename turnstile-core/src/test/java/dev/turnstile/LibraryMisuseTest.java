@@ -112,6 +112,18 @@ class LibraryMisuseTest {
         t.close();
     }
 
+    @Test
+    void pruningOnAStoreThatCannotSaysSoAndBadPeriodsAreRefused() {
+        Turnstile t = Turnstile.builder(STORE).build();
+        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofDays(7)))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("cannot prune lock names").hasMessageContaining("ZooKeeper keeps nothing");
+        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("give a duration from zero up to 366 days");
+        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofDays(367))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unusedFor is PT8808H");
+    }
+
     @AfterEach
     void nothingLeftBehind() {
         assertThat(STORE.heldLocks()).extracting(LockInfo::name).allMatch(n -> n.startsWith("misuse-extend"));

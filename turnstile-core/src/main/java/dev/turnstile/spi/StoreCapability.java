@@ -17,7 +17,9 @@ package dev.turnstile.spi;
  *   <li>{@link HandsOver}: a release can grant the lock to the next waiter of the same client in the
  *       same step (Redis);</li>
  *   <li>{@link StoreClock}: reads the store's own clock (the SQL stores, Redis), for people
- *       comparing times.</li>
+ *       comparing times;</li>
+ *   <li>{@link PrunesNames}: forgets the names nobody has used for a while, every later fence still
+ *       above every earlier one (the SQL stores, MongoDB, Redis).</li>
  * </ul>
  */
 public interface StoreCapability {}

@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every dialect shares: statement shapes with the table name and the database's "now in
@@ -28,7 +29,12 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     /** The current time in epoch milliseconds, by the database's clock, as an SQL expression. */
     abstract String now();
 
-    /** Takes a free or expired lock: parameters (name, owner, token, ttl ms), returns (fence, acquired_at, expires_at). */
+    /**
+     * Takes a free or expired lock: parameters (name, owner, token, ttl ms), returns (fence, acquired_at,
+     * expires_at). A new row gets fence 0, which means "not set yet": the store then sets the first
+     * fence above the floor of pruned names ({@code NamePruning}). A takeover adds 1, except to a row
+     * whose fence was never set (its inserter died first), which stays at 0 for the new holder to set.
+     */
     abstract String acquireSql();
 
     /** Parameters (ttl ms, name, token). */
@@ -53,6 +59,67 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     /** Whether a lease is still held: (name, token). */
     String holdsSql() {
         return "SELECT 1 FROM %1$s WHERE name = ? AND token = ? AND expires_at > %2$s";
+    }
+
+    /**
+     * The name of the row that holds the fence floor: the highest fence of every name pruned from the
+     * table. It starts with a control character, which no lock name may contain, and its lease
+     * ended at the epoch, so it is never listed, taken or pruned.
+     */
+    static final String FENCE_FLOOR_ROW = "\u0001fence-floor";
+
+    /** The fence floor: parameter (the floor row's name); no row means 0. */
+    String floorSql() {
+        return "SELECT fence FROM %1$s WHERE name = ?";
+    }
+
+    /**
+     * A name's first fence, after its row was inserted with fence 0: parameters (fence, name, token).
+     * Only the holder that inserted the row (or took it over before anyone set its fence) sets it.
+     */
+    String firstFenceSql() {
+        return "UPDATE %1$s SET fence = ? WHERE name = ? AND token = ? AND fence = 0";
+    }
+
+    /** Creates the floor row at 0 unless it exists: parameter (its name). */
+    String insertFloorSql() {
+        return """
+                INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at) VALUES (?, '', '', 0, 0, 0)
+                ON CONFLICT (name) DO NOTHING""";
+    }
+
+    /** Raises the floor row: parameters (fence, its name). */
+    String raiseFloorSql() {
+        return "UPDATE %1$s SET fence = GREATEST(fence, ?) WHERE name = ?";
+    }
+
+    /**
+     * Names that may be pruned, with their fences, at most {@code limit}: parameters (the floor row's
+     * name, unusedFor ms, unusedFor ms). A plain read; the delete checks each row again.
+     */
+    String prunableSql(int limit) {
+        return "SELECT name, fence FROM %1$s WHERE name <> ? AND expires_at <= %2$s - ? AND acquired_at <= %2$s - ? LIMIT "
+                + limit;
+    }
+
+    /**
+     * Deletes the given names if they still may be pruned and their fence is at most the floor this
+     * transaction raises: parameters (the names, unusedFor ms, unusedFor ms, that floor). A row taken
+     * again since it was read is kept.
+     */
+    String pruneSql(int names) {
+        return "DELETE FROM %1$s WHERE name IN (" + String.join(", ", java.util.Collections.nCopies(names, "?"))
+                + ") AND expires_at <= %2$s - ? AND acquired_at <= %2$s - ? AND fence <= ?";
+    }
+
+    /**
+     * One statement that deletes up to {@code limit} prunable rows and returns their fences, for a
+     * dialect where a read before the delete would make the transaction's write fail at once under
+     * contention (SQLite); null where the read-then-delete of {@link #prunableSql} and
+     * {@link #pruneSql} is used. Parameters (the floor row's name, unusedFor ms, unusedFor ms).
+     */
+    @Nullable String pruneReturningSql(int limit) {
+        return null;
     }
 
     String listSql() {
@@ -209,11 +276,11 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
 
     /** The statements of one store, built once for its table. */
     record Statements(String table, String acquire, String extend, String release, String forceRelease, String holds,
-            String list, String clock) {
+            String list, String clock, String floor, String firstFence) {
         static Statements of(Dialect d, String table) {
             return new Statements(table, d.sql(d.acquireSql(), table), d.sql(d.extendSql(), table), d.sql(d.releaseSql(), table),
                     d.sql(d.forceReleaseSql(), table), d.sql(d.holdsSql(), table), d.sql(d.listSql(), table),
-                    d.sql(d.clockSql(), table));
+                    d.sql(d.clockSql(), table), d.sql(d.floorSql(), table), d.sql(d.firstFenceSql(), table));
         }
     }
 }

@@ -37,11 +37,20 @@ final class H2Dialect extends Dialect {
                                 CAST(? AS VARCHAR(64)) AS token, %2$s AS now_ms, CAST(? AS BIGINT) AS ttl) s
                      ON t.name = s.name
                   WHEN MATCHED AND t.expires_at <= s.now_ms THEN
-                    UPDATE SET owner = s.owner, token = s.token, fence = t.fence + 1,
+                    UPDATE SET owner = s.owner, token = s.token, fence = CASE WHEN t.fence = 0 THEN 0 ELSE t.fence + 1 END,
                                acquired_at = s.now_ms, expires_at = s.now_ms + s.ttl
                   WHEN NOT MATCHED THEN
                     INSERT (name, owner, token, fence, acquired_at, expires_at)
-                    VALUES (s.name, s.owner, s.token, 1, s.now_ms, s.now_ms + s.ttl))""";
+                    VALUES (s.name, s.owner, s.token, 0, s.now_ms, s.now_ms + s.ttl))""";
+    }
+
+    /** H2 has no ON CONFLICT; a MERGE that only inserts. Two at once: the loser's duplicate key is ignored. */
+    @Override
+    String insertFloorSql() {
+        return """
+                MERGE INTO %1$s t USING (SELECT CAST(? AS VARCHAR(510)) AS name) s ON t.name = s.name
+                  WHEN NOT MATCHED THEN INSERT (name, owner, token, fence, acquired_at, expires_at)
+                    VALUES (s.name, '', '', 0, 0, 0)""";
     }
 
     @Override

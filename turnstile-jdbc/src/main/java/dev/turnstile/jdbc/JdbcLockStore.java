@@ -6,6 +6,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LeaseProof;
 import dev.turnstile.spi.LockStore;
+import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.spi.StoreCapability;
 import dev.turnstile.spi.StoreClock;
@@ -54,7 +55,7 @@ import org.slf4j.LoggerFactory;
  * <p>Each database's SQL is in its dialect class ({@code PostgresDialect} and the others); errors are
  * named by {@code LockTableErrors}. Past 400 lines only by its public {@link Builder}.
  */
-public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock {
+public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock, PrunesNames {
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
     /** Attempts of one statement that meets a deadlock or serialization failure. */
     static final int CONFLICT_ATTEMPTS = 4;
@@ -108,6 +109,9 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
                 try {
                     Optional<Grant> grant = detected().acquire(c, statements(), request);
                     JdbcCalls.commitIfNeeded(c);
+                    if (grant.isPresent() && grant.get().fence() == 0) {
+                        return firstFence(c, request, grant.get());
+                    }
                     return grant;
                 } catch (SQLException e) {
                     JdbcCalls.rollbackQuietly(c);
@@ -140,6 +144,56 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
                 return Optional.empty();
             }
             JdbcCalls.pauseAfterConflict(attempt);
+        }
+    }
+
+    /**
+     * A new row (or one whose inserter died before setting it) is at fence 0: set its first fence
+     * above the floor of pruned names ({@link NamePruning}). If that fails the lease is given back, so
+     * no holder ever runs with fence 0.
+     */
+    private Optional<Grant> firstFence(Connection c, AcquireRequest request, Grant unset) {
+        try {
+            return NamePruning.setFirstFence(c, statements(), request.name(), request.token(), unset);
+        } catch (SQLException e) {
+            JdbcCalls.rollbackQuietly(c);
+            releaseQuietly(request.name(), request.token());
+            throw translate("set the first fence of lock '" + request.name() + "'", e);
+        }
+    }
+
+    /**
+     * Deletes the rows of names that nobody has acquired, and whose lease ended, at least
+     * {@code unusedFor} ago by the database's clock, in transactions of {@value NamePruning#BATCH}
+     * names, raising the table's fence floor in the same transaction ({@link NamePruning}). Safe
+     * beside running acquires and other prunes. On SQLite a release without a minimum hold ends the
+     * lease at 0, so there the period counts from the last acquire.
+     */
+    @Override
+    public long pruneUnused(Duration unusedFor) {
+        long millis = unusedFor.toMillis();
+        long pruned = 0;
+        try (Connection c = connection()) {
+            NamePruning.ensureFloorRow(c, detected(), table);
+            for (int attempt = 1; ; ) {
+                long[] batch;
+                try {
+                    batch = NamePruning.pruneBatch(c, detected(), table, millis);
+                } catch (SQLException e) {
+                    if (attempt++ < CONFLICT_ATTEMPTS
+                            && (detected().isTransientConflict(e) || JdbcCalls.isSqliteBusy(detected(), e))) {
+                        JdbcCalls.pauseAfterConflict(attempt);
+                        continue;
+                    }
+                    throw e;
+                }
+                pruned += batch[1];
+                if (batch[0] < NamePruning.BATCH || batch[1] == 0) {
+                    return pruned;
+                }
+            }
+        } catch (SQLException e) {
+            throw translate("prune unused lock names (" + pruned + " pruned before the failure)", e);
         }
     }
 

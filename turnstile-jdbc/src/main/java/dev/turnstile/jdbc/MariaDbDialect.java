@@ -38,11 +38,11 @@ final class MariaDbDialect extends Dialect {
         // MySQL applies assignments left to right: expires_at, which the condition reads, goes last.
         return """
                 INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
-                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                VALUES (?, ?, ?, 0, %2$s, %2$s + ?)
                 ON DUPLICATE KEY UPDATE
                   owner       = IF(expires_at <= VALUES(acquired_at), VALUES(owner), owner),
                   token       = IF(expires_at <= VALUES(acquired_at), VALUES(token), token),
-                  fence       = IF(expires_at <= VALUES(acquired_at), fence + 1, fence),
+                  fence       = IF(expires_at <= VALUES(acquired_at) AND fence <> 0, fence + 1, fence),
                   acquired_at = IF(expires_at <= VALUES(acquired_at), VALUES(acquired_at), acquired_at),
                   expires_at  = IF(expires_at <= VALUES(acquired_at), VALUES(expires_at), expires_at)""";
     }
@@ -62,6 +62,12 @@ final class MariaDbDialect extends Dialect {
                 return rs.next() ? Optional.of(grant(rs)) : Optional.empty();
             }
         }
+    }
+
+    /** No ON CONFLICT: IGNORE skips the duplicate key (and only that can happen with these values). */
+    @Override
+    String insertFloorSql() {
+        return "INSERT IGNORE INTO %1$s (name, owner, token, fence, acquired_at, expires_at) VALUES (?, '', '', 0, 0, 0)";
     }
 
     @Override

@@ -29,9 +29,9 @@ final class PostgresDialect extends Dialect {
     String acquireSql() {
         return """
                 INSERT INTO %1$s AS t (name, owner, token, fence, acquired_at, expires_at)
-                SELECT ?, ?, ?, 1, c.now_ms, c.now_ms + ? FROM (SELECT %2$s AS now_ms) c
+                SELECT ?, ?, ?, 0, c.now_ms, c.now_ms + ? FROM (SELECT %2$s AS now_ms) c
                 ON CONFLICT (name) DO UPDATE
-                   SET owner = EXCLUDED.owner, token = EXCLUDED.token, fence = t.fence + 1,
+                   SET owner = EXCLUDED.owner, token = EXCLUDED.token, fence = CASE WHEN t.fence = 0 THEN 0 ELSE t.fence + 1 END,
                        acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
                  WHERE t.expires_at <= EXCLUDED.acquired_at
                 RETURNING fence, acquired_at, expires_at""";

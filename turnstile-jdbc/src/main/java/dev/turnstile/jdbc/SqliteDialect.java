@@ -24,9 +24,10 @@ final class SqliteDialect extends Dialect {
     String acquireSql() {
         return """
                 INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
-                VALUES (?, ?, ?, 1, %2$s, %2$s + ?)
+                VALUES (?, ?, ?, 0, %2$s, %2$s + ?)
                 ON CONFLICT (name) DO UPDATE
-                   SET owner = excluded.owner, token = excluded.token, fence = %1$s.fence + 1,
+                   SET owner = excluded.owner, token = excluded.token,
+                       fence = CASE WHEN %1$s.fence = 0 THEN 0 ELSE %1$s.fence + 1 END,
                        acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
                  WHERE %1$s.expires_at <= excluded.acquired_at
                 RETURNING fence, acquired_at, expires_at""";
@@ -45,6 +46,24 @@ final class SqliteDialect extends Dialect {
         return """
                 UPDATE %1$s SET expires_at = CASE WHEN ?1 > 0 AND acquired_at + ?1 > %2$s THEN acquired_at + ?1 ELSE 0 END
                  WHERE name = ?2 AND token = ?3 AND expires_at > %2$s""";
+    }
+
+    /**
+     * SQLite upgrades a transaction that read first to a writer only if no other writer came in
+     * between, and fails at once (no busy wait) if one did; a delete first waits for the write lock as
+     * any write does. The whole statement runs under that lock, so nothing changes between its read and
+     * its delete.
+     */
+    @Override
+    String pruneReturningSql(int limit) {
+        return "DELETE FROM %1$s WHERE name IN (SELECT name FROM %1$s WHERE name <> ? AND expires_at <= %2$s - ? "
+                + "AND acquired_at <= %2$s - ? LIMIT " + limit + ") RETURNING fence";
+    }
+
+    /** SQLite's two-argument max() is its GREATEST. */
+    @Override
+    String raiseFloorSql() {
+        return "UPDATE %1$s SET fence = max(fence, ?) WHERE name = ?";
     }
 
     @Override

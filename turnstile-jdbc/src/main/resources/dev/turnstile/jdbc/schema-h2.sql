@@ -1,5 +1,5 @@
 -- Turnstile lock table for H2. Times are epoch milliseconds by the database clock.
--- Rows are never deleted: the fence column must keep growing across releases.
+-- A row stays after its release (its fence must keep growing); pruning deletes unused ones and keeps their highest fence in a floor row.
 -- H2 counts VARCHAR lengths in UTF-16 units: 510 hold a name or owner of 255 Unicode code points.
 CREATE TABLE IF NOT EXISTS turnstile_locks (
     name        VARCHAR(510) NOT NULL PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- Turnstile lock table for PostgreSQL. Times are epoch milliseconds by the database clock.
--- Rows are never deleted: the fence column must keep growing across releases.
+-- A row stays after its release (its fence must keep growing); pruning deletes unused ones and keeps their highest fence in a floor row.
 CREATE TABLE IF NOT EXISTS turnstile_locks (
     name        VARCHAR(255) NOT NULL PRIMARY KEY,
     owner       VARCHAR(255) NOT NULL,

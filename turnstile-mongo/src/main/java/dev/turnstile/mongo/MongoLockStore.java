@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * <p>Two contenders inserting the first document of a name at once: one insert wins and the other
  * meets a duplicate-key error, which is reported as busy.
  */
-public final class MongoLockStore implements LockStore, dev.turnstile.spi.StoreClock {
+public final class MongoLockStore implements LockStore, dev.turnstile.spi.StoreClock, dev.turnstile.spi.PrunesNames {
     private static final Logger log = LoggerFactory.getLogger(MongoLockStore.class);
     static final String DEFAULT_COLLECTION = "turnstile_locks";
     /** The server's code for a duplicate key (E11000). */
@@ -107,13 +107,75 @@ public final class MongoLockStore implements LockStore, dev.turnstile.spi.StoreC
             if (d == null || !r.token().equals(d.getString(MongoQueries.TOKEN))) {
                 return Optional.empty(); // not expected with upsert and AFTER; never claim a lock we did not write
             }
-            return Optional.of(new Grant(MongoQueries.number(d, MongoQueries.FENCE), MongoQueries.lockedAt(d),
-                    MongoQueries.lockUntil(d)));
+            Grant grant = new Grant(MongoQueries.number(d, MongoQueries.FENCE), MongoQueries.lockedAt(d), MongoQueries.lockUntil(d));
+            return Boolean.TRUE.equals(d.get(MongoQueries.FENCE_UNSET)) ? firstFence(r, grant) : Optional.of(grant);
         } catch (Busy e) {
             log.trace("lock '{}' is held: the upsert met its running document", r.name());
             return Optional.empty();
         }
     }
+
+    /**
+     * A new document (or one whose inserter died before setting it) has no fence yet: set it above the
+     * floor of pruned names, read now, after the insert (see {@link MongoQueries}). If that fails the
+     * lease is given back, so no holder runs with a fence at or below a pruned one.
+     */
+    private Optional<Grant> firstFence(AcquireRequest r, Grant unset) {
+        try {
+            Document floor = call("read the fence floor", () -> locks.find(MongoQueries.floor()).first());
+            long fence = Math.addExact(floor == null ? 0L : MongoQueries.number(floor, MongoQueries.FENCE), 1L);
+            long set = call("set the first fence of lock '" + r.name() + "'", () -> locks.updateOne(
+                    MongoQueries.fenceUnsetHeldBy(r.name(), r.token()), MongoQueries.setFirstFence(fence)).getMatchedCount());
+            return set == 1 ? Optional.of(new Grant(fence, unset.acquiredAt(), unset.expiresAt())) : Optional.empty();
+        } catch (RuntimeException e) {
+            try {
+                release(r.name(), r.token(), Duration.ZERO);
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Deletes the documents of names whose lease ended at least {@code unusedFor} ago by the server's
+     * clock, {@value #PRUNE_BATCH} at a time: read their fences, raise the floor document to the highest
+     * ({@code $max}, upserted), then delete those still unused whose fence is at most that. The floor is
+     * raised before the delete, so an insert the delete lets happen reads a floor above the deleted
+     * fences. A document taken again in between no longer matches and is kept.
+     */
+    @Override
+    public long pruneUnused(Duration unusedFor) {
+        long pruned = 0;
+        try {
+            while (true) {
+                List<String> names = new ArrayList<>(PRUNE_BATCH);
+                long highest = 0;
+                for (Document d : call("find unused names", () -> locks.find(MongoQueries.unusedFor(unusedFor, null, -1))
+                        .projection(Projections.include(MongoQueries.FENCE)).limit(PRUNE_BATCH).into(new ArrayList<>()))) {
+                    names.add(d.getString("_id"));
+                    highest = Math.max(highest, MongoQueries.number(d, MongoQueries.FENCE));
+                }
+                if (names.isEmpty()) {
+                    return pruned;
+                }
+                long max = highest;
+                call("raise the fence floor", () -> locks.updateOne(MongoQueries.floor(), MongoQueries.raiseFloor(max),
+                        new com.mongodb.client.model.UpdateOptions().upsert(true)));
+                long deleted = call("prune unused names", () -> locks.deleteMany(MongoQueries.unusedFor(unusedFor, names, max))
+                        .getDeletedCount());
+                pruned += deleted;
+                if (names.size() < PRUNE_BATCH || deleted == 0) {
+                    return pruned;
+                }
+            }
+        } catch (StoreUnavailableException e) {
+            throw new StoreUnavailableException(e.getMessage() + " (" + pruned + " names pruned before the failure)", e);
+        }
+    }
+
+    /** Documents read and deleted per round of {@link #pruneUnused}. */
+    private static final int PRUNE_BATCH = 500;
 
     @Override
     public boolean extend(String name, String token, Duration ttl) {

@@ -24,8 +24,13 @@ import org.bson.conversions.Bson;
  * ttl]}}}; the test server cannot run update pipelines, and this form needs nothing beyond
  * MongoDB 4.2's {@code $$NOW}, so it is the one form, tested, and the one shipped.)
  *
- * <p>Lock documents are never deleted, so the fence ({@code $inc}) never goes backwards: a release
- * or a forced release only ends the lease. Deleting a document by hand restarts its fence at 1.
+ * <p>A release or a forced release only ends the lease, so the fence ({@code $inc}) keeps rising.
+ * Pruning ({@code MongoLockStore#pruneUnused}) deletes the documents of names unused for a period,
+ * after raising the <em>floor</em> document ({@link #FENCE_FLOOR_ID}) to their highest fence. A new
+ * document is inserted with {@code fenceUnset: true}; its holder then sets the fence to floor + 1 (read
+ * after the insert, so after any delete that let the insert happen) and removes the flag. A holder that
+ * dies before that leaves the flag for the next holder, so no holder is handed a fence at or below a
+ * pruned one. Deleting a document by hand (not by pruning) restarts its fence above the floor only.
  */
 @SuppressWarnings("JavaUtilDate") // a BSON date is a java.util.Date in the driver
 final class MongoQueries {
@@ -38,6 +43,10 @@ final class MongoQueries {
     static final String RENEWED_AT = "renewedAt";
     static final String TTL = "ttlMs";
     static final String MIN_HOLD = "minHoldMs";
+    /** Set on insert: the fence is not set yet; the holder sets it above the floor and removes this. */
+    static final String FENCE_UNSET = "fenceUnset";
+    /** The floor document: at least the highest fence of every pruned name. No lock name has a control character. */
+    static final String FENCE_FLOOR_ID = "\u0001fence-floor";
 
     /** {@code lockUntil}, as an aggregation expression over the document. */
     private static final Document LOCK_UNTIL = new Document("$max", java.util.List.of(
@@ -63,7 +72,43 @@ final class MongoQueries {
     static Bson acquireUpdate(String owner, String token, Duration ttl) {
         return new Document("$set", new Document(OWNER, owner).append(TOKEN, token).append(TTL, ttl.toMillis()).append(MIN_HOLD, 0L))
                 .append("$currentDate", new Document(LOCKED_AT, true).append(RENEWED_AT, true))
-                .append("$inc", new Document(FENCE, 1L));
+                .append("$inc", new Document(FENCE, 1L))
+                .append("$setOnInsert", new Document(FENCE_UNSET, true));
+    }
+
+    /** The floor document. */
+    static Bson floor() {
+        return new Document("_id", FENCE_FLOOR_ID);
+    }
+
+    /** Raises the floor (with upsert): to at least {@code fence}. */
+    static Bson raiseFloor(long fence) {
+        return new Document("$max", new Document(FENCE, fence));
+    }
+
+    /** The holder's document whose fence is not set yet. */
+    static Bson fenceUnsetHeldBy(String name, String token) {
+        return new Document("_id", name).append(TOKEN, token).append(FENCE_UNSET, true);
+    }
+
+    /** Sets the first fence and removes the flag. */
+    static Bson setFirstFence(long fence) {
+        return new Document("$set", new Document(FENCE, fence)).append("$unset", new Document(FENCE_UNSET, ""));
+    }
+
+    /**
+     * Lock documents whose lease ended at least {@code unusedFor} ago by the server's clock (the
+     * floor document never matches). With {@code names}, only those; with {@code maxFence}, only
+     * fences up to it.
+     */
+    static Bson unusedFor(Duration unusedFor, java.util.@org.jspecify.annotations.Nullable List<String> names, long maxFence) {
+        Document id = names == null ? new Document("$ne", FENCE_FLOOR_ID) : new Document("$in", names);
+        Document filter = new Document("_id", id).append("$expr", new Document("$lte", java.util.List.of(
+                new Document("$add", java.util.List.of(LOCK_UNTIL, unusedFor.toMillis())), "$$NOW")));
+        if (maxFence >= 0) {
+            filter.append(FENCE, new Document("$lte", maxFence));
+        }
+        return filter;
     }
 
     /** The named lock while {@code token} holds a running lease: extend and release. */

@@ -3,6 +3,7 @@ package dev.turnstile.redis;
 import static dev.turnstile.redis.RedisScripts.ACQUIRE;
 import static dev.turnstile.redis.RedisScripts.EXTEND;
 import static dev.turnstile.redis.RedisScripts.FORCE_RELEASE;
+import static dev.turnstile.redis.RedisScripts.PRUNE;
 import static dev.turnstile.redis.RedisScripts.HAND_OVER;
 import static dev.turnstile.redis.RedisScripts.KEPT;
 import static dev.turnstile.redis.RedisScripts.RELEASE;
@@ -14,6 +15,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.HandOver;
 import dev.turnstile.spi.HandsOver;
+import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.StoreClock;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.NotifiesReleases;
@@ -68,7 +70,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Past 400 lines only by its public {@link Builder}, each of whose options documents itself.
  */
-public final class RedisLockStore implements LockStore, NotifiesReleases, HandsOver, StoreClock {
+public final class RedisLockStore implements LockStore, NotifiesReleases, HandsOver, StoreClock, PrunesNames {
     private static final Logger log = LoggerFactory.getLogger(RedisLockStore.class);
     private static final String DEFAULT_PREFIX = "turnstile:";
 
@@ -267,6 +269,35 @@ public final class RedisLockStore implements LockStore, NotifiesReleases, HandsO
             return out;
         } catch (RedisException e) {
             throw scripts.unavailable("list locks", e);
+        }
+    }
+
+    /**
+     * Deletes the fence counters ({@code <prefix>{<name>}:fence}, the only key a free name keeps) of
+     * free names whose fence is more than {@code unusedFor} below the server's clock: one
+     * {@code SCAN} over the prefix (every master of a cluster) and one script per counter, which
+     * checks and deletes atomically ({@code prune.lua}). Because every fence is floored by the
+     * server's clock, a name used again starts above its old fences, provided the server's clock has
+     * not stepped back by more than {@code unusedFor} since: choose the period with that in mind
+     * (a day or more). Counters written before fences were floored by the clock are far below it
+     * and are pruned like any other.
+     */
+    @Override
+    public long pruneUnused(Duration unusedFor) {
+        String micros = Long.toString(Math.multiplyExact(unusedFor.toMillis(), 1000L));
+        long pruned = 0;
+        try {
+            RedisClusterCommands<String, String> cmd = scripts.commands();
+            KeyScanArgs args = KeyScanArgs.Builder.type("string").match(prefix + "{*}" + FENCE).limit(LIST_BATCH);
+            for (var it = io.lettuce.core.ScanIterator.scan(cmd, args); it.hasNext(); ) {
+                String counter = it.next();
+                String lock = counter.substring(0, counter.length() - FENCE.length());
+                Long done = scripts.run("prune", lock, PRUNE, ScriptOutputType.INTEGER, new String[] {lock, counter}, micros);
+                pruned += done;
+            }
+            return pruned;
+        } catch (RedisException e) {
+            throw scripts.unavailable("prune unused lock names (" + pruned + " pruned before the failure)", e);
         }
     }
 

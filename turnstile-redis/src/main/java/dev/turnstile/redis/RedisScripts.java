@@ -41,6 +41,9 @@ final class RedisScripts {
     /** Ends whatever lease holds the lock; returns 1 or 0. */
     static final String FORCE_RELEASE = load("force-release");
 
+    /** Deletes the fence counter of a free lock unused for a period; returns 1 or 0. See {@code prune.lua}. */
+    static final String PRUNE = load("prune");
+
     /** A write applied only if its fence is at least the one recorded beside the key; see {@code RedisFences}. */
     static final String FENCED_WRITE = load("fenced-write");
 

@@ -42,7 +42,8 @@ import org.jspecify.annotations.Nullable;
  * survives a minority of nodes down); where correctness depends on the lock, use a single store
  * with safe fences and check the fence at the resource.
  */
-public final class RedlockLockStore implements LockStore, NotifiesReleases, dev.turnstile.spi.StoreClock {
+public final class RedlockLockStore implements LockStore, NotifiesReleases, dev.turnstile.spi.StoreClock,
+        dev.turnstile.spi.PrunesNames {
     private final List<RedisLockStore> nodes;
     private final int quorum;
     private final Duration nodeTimeout;
@@ -296,6 +297,34 @@ public final class RedlockLockStore implements LockStore, NotifiesReleases, dev.
         replies.requireQuorumAnswered(quorum);
         List<java.time.Instant> sorted = replies.values().stream().sorted().toList();
         return sorted.get(sorted.size() / 2);
+    }
+
+    /**
+     * Prunes every node in turn, as {@link RedisLockStore#pruneUnused} does (each node's fences stay
+     * above its own earlier ones; Redlock's fence is not a safe one anyway). A node that fails does not
+     * stop the others; the first failure is thrown after all were tried.
+     *
+     * @return the most names one node forgot
+     */
+    @Override
+    public long pruneUnused(Duration unusedFor) {
+        long most = 0;
+        StoreUnavailableException failure = null;
+        for (RedisLockStore node : nodes) {
+            try {
+                most = Math.max(most, node.pruneUnused(unusedFor));
+            } catch (StoreUnavailableException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return most;
     }
 
     /** A lock counts as held when a majority of nodes hold it. */
