@@ -10,7 +10,7 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N] [--handoff-threads N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale|console]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale|prune|console]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
@@ -70,8 +70,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale | console) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced, scale or console" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale | prune | console) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced, scale, prune or console" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -109,6 +109,11 @@ fi
 # each (about 15 minutes, a few GB of disk, about 1 GB of Redis memory while it runs).
 if [[ $only == scale ]]; then
   java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.NameScaleBench
+fi
+# Not in the default run: pruning 10 000 and 1 000 000 unused names on PostgreSQL, MariaDB, SQLite and
+# Redis (-Dbench.pruneSizes), and a name's first acquire after it (about 5 minutes).
+if [[ $only == prune ]]; then
+  java "${java_opts[@]}" "${props[@]}" -cp "$cp" dev.turnstile.bench.NameScaleBench prune
 fi
 # Not in the default run: the console's pages with 10 000 held locks on PostgreSQL, Redis and SQLite,
 # over HTTP and in Debian's headless chromium (scripts/services.sh installs it).

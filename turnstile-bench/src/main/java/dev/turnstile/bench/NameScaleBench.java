@@ -91,13 +91,108 @@ public final class NameScaleBench {
     }
 
     /**
+     * Acquire+release of a name never used before (or pruned): the insert, then the two statements that
+     * set its first fence above the floor (SQL), or the counter restarted at the clock (Redis).
+     */
+    private static final class NewNames implements Contender {
+        private final Turnstile turnstile;
+        private final String prefix = "new-" + Long.toHexString(System.nanoTime()) + "-";
+        private long next;
+
+        NewNames(LockStore store) {
+            this.turnstile = Turnstile.builder(store).build();
+        }
+
+        @Override
+        public String id() {
+            return "NEW";
+        }
+
+        @Override
+        public boolean acquireRelease(String ignored) {
+            Optional<Lease> lease = turnstile.tryAcquire(prefix + next++, OPTIONS);
+            return lease.isPresent() && lease.get().release() == ReleaseOutcome.RELEASED;
+        }
+
+        @Override
+        public void close() {
+            turnstile.close();
+        }
+    }
+
+    /**
+     * Pruning ({@code run.sh --only prune}): per store and size, the time to prune that many unused
+     * names, and the cost of a name's first acquire (a new or pruned name) against an existing name's,
+     * in paired slices on the same store.
+     */
+    private static void prune(List<Long> sizes, List<String> stores) throws Exception {
+        int slices = BenchConfig.slices();
+        long sliceNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis());
+        long warmupNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis());
+        Random shuffle = new Random(BenchConfig.seed());
+        Report report = new Report("store", "unused names", "prune time", "names pruned per second", "first acquire of a name "
+                + "(new or pruned), median of slices", "÷ acquire of an existing name", "failures");
+        try (SliceRunner runner = new SliceRunner(1)) {
+            for (String kind : stores) {
+                for (long size : sizes) {
+                    try (Filled filled = open(kind, true)) {
+                        filled.fill(0, size);
+                        Thread.sleep(5); // Redis: the filled fences lie below the server's clock
+                        long t0 = System.nanoTime();
+                        long pruned = ((dev.turnstile.spi.PrunesNames) filled.store()).pruneUnused(Duration.ZERO);
+                        long nanos = System.nanoTime() - t0;
+                        if (pruned != size) {
+                            throw new IllegalStateException(kind + ": pruned " + pruned + " of " + size + " unused names");
+                        }
+                        filled.fill(0, SMALL);
+                        ExistingNames existing = new ExistingNames("EXISTING", filled.store(), SMALL);
+                        NewNames fresh = new NewNames(filled.store());
+                        try {
+                            SliceRunner.Paired<Contender, SliceResult> results = SliceRunner.interleavePaired(
+                                    List.of(existing, fresh), existing, slices, warmupNanos, sliceNanos, shuffle,
+                                    (c, n) -> runner.run(c, 1, n));
+                            List<SliceResult> mine = results.results().get(fresh);
+                            double[] ratio = AcquireReleaseBench.latencyRatios(mine, results.floorOf().get(fresh));
+                            double[] mean = mine.stream().mapToDouble(SliceResult::meanNanos).toArray();
+                            long failures = mine.stream().mapToLong(SliceResult::failures).sum();
+                            report.row(kind, String.format("%,d", size), TimeUnit.NANOSECONDS.toMillis(nanos) + " ms",
+                                    String.format("%,.0f", size / (nanos / 1e9)), Report.micros(Stats.median(mean)),
+                                    Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)),
+                                    failures == 0 ? "0" : "**FAILED " + failures + "**");
+                            System.err.printf("%s, prune %,d: %d ms; first acquire %s%n", kind, size,
+                                    TimeUnit.NANOSECONDS.toMillis(nanos), Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)));
+                        } finally {
+                            existing.close();
+                            fresh.close();
+                        }
+                    }
+                }
+            }
+        }
+        report.emit("Pruning unused names, and a name's first acquire", String.format(
+                "1 thread. Each size: the store filled with that many unused names (as NameScaleBench fills them), "
+                        + "then one pruneUnused(0) timed; then %d slices of %d ms of acquire+release of a name never used "
+                        + "(the cost a pruned name pays once), each beside a slice of acquire+release of an existing name "
+                        + "among 1 000 on the same store, warm-up %d ms; the ratio is per slice: median [min–max].",
+                slices, BenchConfig.sliceMillis(), BenchConfig.warmupMillis()));
+    }
+
+    /**
      * Runs the benchmark and appends its table to the report.
      *
-     * @param args ignored; use {@code -Dbench.*} system properties
+     * @param args none for the scale table, {@code prune} for the pruning table; use {@code -Dbench.*}
+     *     system properties
      * @throws Exception if a store cannot be reached or filled
      */
     public static void main(String[] args) throws Exception {
         Logging.quiet();
+        if (args.length > 0 && args[0].equals("prune")) {
+            prune(Arrays.stream(System.getProperty("bench.pruneSizes", "10000,1000000").split(",")).map(String::trim)
+                    .map(Long::parseLong).toList(),
+                    Arrays.stream(System.getProperty("bench.scaleStores", "postgresql,mariadb,sqlite,redis").split(","))
+                            .map(String::trim).toList());
+            return;
+        }
         List<Long> sizes = Arrays.stream(System.getProperty("bench.scaleSizes", "1000,100000,10000000").split(","))
                 .map(String::trim).map(Long::parseLong).sorted().toList();
         List<String> stores = Arrays.stream(System.getProperty("bench.scaleStores", "postgresql,mariadb,sqlite,redis").split(","))

@@ -263,7 +263,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private static String show(Duration d) {
+    static String show(Duration d) {
         if (d.isNegative()) {
             return "-" + show(d.negated());
         }

@@ -64,7 +64,9 @@ final class StoreOption {
         /** {@code console}: as {@link #READ}, and it never creates the lock table either (it runs for long, and only reads). */
         CONSOLE,
         /** {@code schema --apply}. */
-        SCHEMA
+        SCHEMA,
+        /** {@code prune}: as {@link #CONSOLE}, but SQLite waits up to 5 s for another process's write, as it deletes. */
+        PRUNE
     }
 
     /** Opens the store for {@code run} and {@code schema}; for the embedded default, creates its directory first. */
@@ -77,7 +79,7 @@ final class StoreOption {
      *
      * @param wait for {@link Use#RUN}: how long SQLite may wait for a file another process has
      *     locked (at least one second, so that short write transactions of other runs do not fail)
-     * @return the store, or {@code null} for {@link Use#READ} or {@link Use#CONSOLE} of an embedded default that does not
+     * @return the store, or {@code null} for {@link Use#READ}, {@link Use#CONSOLE} or {@link Use#PRUNE} of an embedded default that does not
      *     exist yet (no lock was ever taken there)
      */
     @Nullable LockStore open(TurnstileCommand top, Use use, Duration wait) {
@@ -91,18 +93,18 @@ final class StoreOption {
         }
         if (resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:sqlite:")) {
             checkAbsolute(resolved);
-            if (use == Use.READ || use == Use.CONSOLE) {
+            if (use == Use.READ || use == Use.CONSOLE || use == Use.PRUNE) {
                 if (isEmbedded(top) && !Files.exists(embeddedFile(top))) {
                     return null;
                 }
                 resolved = withOption(resolved, "turnstile.createFile", "false");
-                resolved = withOption(resolved, "turnstile.busyTimeout", "1s");
+                resolved = withOption(resolved, "turnstile.busyTimeout", use == Use.PRUNE ? "5s" : "1s");
             } else if (use == Use.RUN) {
                 long ms = Math.max(1000, Math.min(wait.toMillis(), 999_999_999L));
                 resolved = withOption(resolved, "turnstile.busyTimeout", ms + "ms");
             }
         }
-        if (use == Use.CONSOLE && resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:")) {
+        if ((use == Use.CONSOLE || use == Use.PRUNE) && resolved.toLowerCase(Locale.ROOT).startsWith("jdbc:")) {
             resolved = withOption(resolved, "turnstile.createTable", "false");
         }
         if (isEmbedded(top)) {

@@ -159,7 +159,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
      * subcommand is added: picocli builds each command's model from its annotations up front,
      * which is a large part of a {@code turnstile run}'s start-up, and no other subcommand can
      * take part in parsing then (the top command has no options but help and version, and no
-     * positional parameters). Anything else (no subcommand, a typo, {@code --help}) gets all five.
+     * positional parameters). Anything else (no subcommand, a typo, {@code --help}) gets them all.
      */
     static CommandLine commandLine(TurnstileCommand top, String... argv) {
         CommandLine cl = new CommandLine(top);
@@ -213,6 +213,7 @@ public final class TurnstileCommand implements java.util.concurrent.Callable<Int
         subs.put("run", RunCommand::new);
         subs.put("locks", LocksCommand::new);
         subs.put("release", ReleaseCommand::new);
+        subs.put("prune", PruneCommand::new);
         subs.put("schema", SchemaCommand::new);
         subs.put("console", ConsoleCommand::new);
         return Collections.unmodifiableMap(subs);
