@@ -361,10 +361,12 @@ public final class Turnstile implements AutoCloseable {
     }
 
     /**
-     * Forgets the lock names nobody has used for at least {@code unusedFor}, so that a store used with
-     * dynamic names (per customer, per tenant) does not grow forever. Safe at any time and from any
-     * instance, beside running acquires: a held lock, or one kept by {@code lockAtLeastFor}, is never
-     * touched, and a forgotten name used again gets a fence above every fence it had. Run it now and
+     * Forgets the lock names nobody has acquired for at least {@code unusedFor} and that are free now,
+     * so that a store used with dynamic names (per customer, per tenant) does not grow forever (on
+     * PostgreSQL, MariaDB/MySQL, H2 and MongoDB also only once their lease ended {@code unusedFor}
+     * ago). Safe at any time and from any instance, beside running acquires: a held lock, or one kept
+     * by {@code lockAtLeastFor}, is never touched, and a forgotten name used again gets a fence above
+     * every fence it had. Run it now and
      * then (daily, say) with a period well above your longest lease, such as
      * {@code Duration.ofDays(7)}: a name's first acquire after it was forgotten costs one or two more
      * round trips on the SQL stores and MongoDB, and on Redis the period is also how far the server's
@@ -373,7 +375,7 @@ public final class Turnstile implements AutoCloseable {
      * @param unusedFor how long a name must have been free, from zero up to 366 days
      * @return how many names were forgotten
      * @throws UnsupportedOperationException if the store cannot prune (ZooKeeper keeps nothing for a
-     *     free name, so there is nothing to prune; Redlock)
+     *     free name, so there is nothing to prune)
      * @throws IllegalArgumentException if {@code unusedFor} is null, negative or too long
      * @throws StoreUnavailableException if the store cannot be reached (names forgotten before the
      *     failure stay forgotten, and their fences are safe)

@@ -50,7 +50,7 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
 
     private static CommandLine.TypeConversionException tooLarge(String value) {
         return new CommandLine.TypeConversionException("'" + value
-                + "' is too large a duration: the limit is 366d (use keep-alive for long work)");
+                + "' is too large a duration: the limit is 366d");
     }
 
     private static CommandLine.TypeConversionException invalid(String value) {

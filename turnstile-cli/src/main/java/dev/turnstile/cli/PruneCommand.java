@@ -15,14 +15,16 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code turnstile prune --unused-for 7d}: forgets the lock names nobody has used for that long. */
 @Command(name = "prune", mixinStandardHelpOptions = true,
         customSynopsis = "turnstile prune --unused-for=DURATION [--store=URL] [--verbose]",
-        description = {"Forget the lock names nobody has taken, and whose lease ended, at least DURATION ago, so that a "
+        description = {"Forget the lock names nobody has taken for at least DURATION and that are free now (on "
+                + "PostgreSQL, MariaDB/MySQL, H2 and MongoDB also only once their lease ended DURATION ago), so that a "
                 + "store used with names per customer or per file does not grow forever. Safe beside running locks and "
                 + "other prunes: a held lock (or one kept by lockAtLeastFor) is never touched, and a forgotten name taken "
                 + "again gets a fence above every fence it had.",
                 "The SQL stores and MongoDB keep the highest forgotten fence in a floor row; Redis forgets a name only when "
                         + "its fence is DURATION below the server's clock, so on Redis DURATION is also how far that clock may "
                         + "later step back: give a day or more. ZooKeeper keeps nothing for a free lock (exit 64: nothing to prune).",
-                "Never creates a store or its lock table.",
+                "Never creates a store or its lock table (unless the store URL asks for it with turnstile.createFile or "
+                        + "turnstile.createTable).",
                 "Exit 0 with the number forgotten on stdout; 64 for a bad duration or a store that cannot prune; 69 if the "
                         + "store is unavailable (names forgotten before the failure stay forgotten)."})
 // picocli sets the @ParentCommand, @Spec and @Option fields before call(); NullAway cannot see that

@@ -26,14 +26,14 @@ class StartupTest {
     }
 
     @Test
-    void withoutASubcommandAllFiveAreThereInHelpOrder() {
+    void withoutASubcommandAllSixAreThereInHelpOrder() {
         for (String[] args : List.of(new String[0], new String[] {"--help"}, new String[] {"runn", "--lock", "x"})) {
             assertThat(TurnstileCommand.commandLine(top(), args).getSubcommands().keySet())
-                    .containsExactly("run", "locks", "release", "schema", "console");
+                    .containsExactly("run", "locks", "release", "prune", "schema", "console");
         }
         Cli.Result help = new Cli(dir).run("--help");
         assertThat(help.code()).isZero();
-        assertThat(help.out()).contains("  run ", "  locks ", "  release ", "  schema ", "  console ");
+        assertThat(help.out()).contains("  run ", "  locks ", "  release ", "  prune ", "  schema ", "  console ");
         Cli.Result typo = new Cli(dir).run("runn", "--lock", "x");
         assertThat(typo.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(typo.err()).contains("Unmatched arguments from index 0: 'runn'", "Try 'turnstile --help'");

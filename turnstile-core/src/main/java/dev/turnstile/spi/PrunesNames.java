@@ -15,8 +15,11 @@ import java.time.Duration;
 public interface PrunesNames extends StoreCapability {
 
     /**
-     * Forgets the names whose lease ended, and that nobody acquired, at least {@code unusedFor} ago
-     * by the store's clock. Never touches a lock that is held or kept by {@code lockAtLeastFor}.
+     * Forgets the names that nobody acquired for at least {@code unusedFor} by the store's clock and
+     * that are free now. Never touches a lock that is held or kept by {@code lockAtLeastFor}. A store
+     * that keeps when a lease ended (the SQL servers, MongoDB) also waits {@code unusedFor} after
+     * that; one that does not (Redis, SQLite, whose release forgets the time) may forget a name as soon
+     * as its lease ends, which costs its next acquire only the first-fence step.
      *
      * @param unusedFor how long a name must have been free, zero or more (already checked by the
      *     caller)

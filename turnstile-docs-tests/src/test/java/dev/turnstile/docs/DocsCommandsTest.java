@@ -33,7 +33,7 @@ class DocsCommandsTest {
     private static final Set<String> SHELL = Set.of("sh", "bash", "shell", "console", "");
     private static final Pattern SCRIPT = Pattern.compile("(scripts/[\\w-]+\\.sh|turnstile-bench/[\\w-]+\\.sh|turnstile-chaos/run\\.sh"
             + "|examples/[\\w-]+/run\\.sh)");
-    private static final Set<String> SUBCOMMANDS = Set.of("run", "locks", "release", "schema", "console");
+    private static final Set<String> SUBCOMMANDS = Set.of("run", "locks", "release", "prune", "schema", "console");
     private static final Set<String> SEPARATORS = Set.of(";", "&&", "||", "|", "&", "{", "}", "(", ")");
 
     @TempDir Path dir;

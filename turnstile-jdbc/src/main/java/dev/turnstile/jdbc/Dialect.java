@@ -63,8 +63,10 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
 
     /**
      * The name of the row that holds the fence floor: the highest fence of every name pruned from the
-     * table. It starts with a control character, which no lock name may contain, and its lease
-     * ended at the epoch, so it is never listed, taken or pruned.
+     * table. It starts with a control character, which no lock name may contain, so no lock can be
+     * taken or freed by that name. Its acquired_at and expires_at are the largest BIGINT, so that a
+     * clean-up of old rows by either time (a habit from before pruning existed) never reaches it;
+     * listings and prunes leave it out by name.
      */
     static final String FENCE_FLOOR_ROW = "\u0001fence-floor";
 
@@ -84,7 +86,8 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     /** Creates the floor row at 0 unless it exists: parameter (its name). */
     String insertFloorSql() {
         return """
-                INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at) VALUES (?, '', '', 0, 0, 0)
+                INSERT INTO %1$s (name, owner, token, fence, acquired_at, expires_at)
+                VALUES (?, '', '', 0, 9223372036854775807, 9223372036854775807)
                 ON CONFLICT (name) DO NOTHING""";
     }
 
@@ -113,6 +116,16 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
     }
 
     /**
+     * Whether the pruning transactions (and the first-fence step) run at READ COMMITTED whatever the
+     * pool's default: their safety rests on the floor, not on a snapshot, and at REPEATABLE READ or
+     * SERIALIZABLE they would fail with serialization errors beside running acquires (PostgreSQL) or
+     * take gap locks that deadlock with them (MariaDB). SQLite has no such level.
+     */
+    boolean pruneAtReadCommitted() {
+        return true;
+    }
+
+    /**
      * One statement that deletes up to {@code limit} prunable rows and returns their fences, for a
      * dialect where a read before the delete would make the transaction's write fail at once under
      * contention (SQLite); null where the read-then-delete of {@link #prunableSql} and
@@ -122,8 +135,9 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
         return null;
     }
 
+    /** Parameter (the floor row's name, left out). */
     String listSql() {
-        return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s";
+        return "SELECT name, owner, fence, acquired_at, expires_at FROM %1$s WHERE expires_at > %2$s AND name <> ?";
     }
 
     /** The database's clock, in epoch milliseconds. */

@@ -50,7 +50,7 @@ final class H2Dialect extends Dialect {
         return """
                 MERGE INTO %1$s t USING (SELECT CAST(? AS VARCHAR(510)) AS name) s ON t.name = s.name
                   WHEN NOT MATCHED THEN INSERT (name, owner, token, fence, acquired_at, expires_at)
-                    VALUES (s.name, '', '', 0, 0, 0)""";
+                    VALUES (s.name, '', '', 0, 9223372036854775807, 9223372036854775807)""";
     }
 
     @Override

@@ -153,12 +153,21 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
      * no holder ever runs with fence 0.
      */
     private Optional<Grant> firstFence(Connection c, AcquireRequest request, Grant unset) {
-        try {
-            return NamePruning.setFirstFence(c, statements(), request.name(), request.token(), unset);
-        } catch (SQLException e) {
-            JdbcCalls.rollbackQuietly(c);
-            releaseQuietly(request.name(), request.token());
-            throw translate("set the first fence of lock '" + request.name() + "'", e);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return NamePruning.setFirstFence(c, detected(), statements(), request.name(), request.token(), unset);
+            } catch (SQLException e) {
+                JdbcCalls.rollbackQuietly(c);
+                if (attempt < CONFLICT_ATTEMPTS && detected().isTransientConflict(e)) {
+                    JdbcCalls.pauseAfterConflict(attempt);
+                    continue;
+                }
+                releaseQuietly(request.name(), request.token());
+                throw translate("set the first fence of lock '" + request.name() + "'", e);
+            } catch (RuntimeException e) {
+                releaseQuietly(request.name(), request.token());
+                throw e;
+            }
         }
     }
 
@@ -292,7 +301,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
     @Override
     public List<LockInfo> heldLocks() {
         try (Connection c = connection();
-                PreparedStatement ps = c.prepareStatement(statements().list());
+                PreparedStatement ps = listStatement(c);
                 ResultSet rs = ps.executeQuery()) {
             List<LockInfo> out = new ArrayList<>();
             while (rs.next()) {
@@ -305,6 +314,12 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
         } catch (SQLException e) {
             throw translate("list locks", e);
         }
+    }
+
+    private PreparedStatement listStatement(Connection c) throws SQLException {
+        PreparedStatement ps = c.prepareStatement(statements().list());
+        ps.setString(1, Dialect.FENCE_FLOOR_ROW);
+        return ps;
     }
 
     /**

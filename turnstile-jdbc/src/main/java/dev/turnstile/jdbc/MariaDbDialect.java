@@ -67,7 +67,8 @@ final class MariaDbDialect extends Dialect {
     /** No ON CONFLICT: IGNORE skips the duplicate key (and only that can happen with these values). */
     @Override
     String insertFloorSql() {
-        return "INSERT IGNORE INTO %1$s (name, owner, token, fence, acquired_at, expires_at) VALUES (?, '', '', 0, 0, 0)";
+        return "INSERT IGNORE INTO %1$s (name, owner, token, fence, acquired_at, expires_at) "
+                + "VALUES (?, '', '', 0, 9223372036854775807, 9223372036854775807)";
     }
 
     @Override

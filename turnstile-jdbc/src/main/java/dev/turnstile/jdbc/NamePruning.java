@@ -43,8 +43,18 @@ final class NamePruning {
      * @return the grant with its fence, or empty if the row is no longer this holder's at fence 0 (its
      *     lease ended and another holder took it, or it was pruned: the lease is lost, so busy)
      */
-    static Optional<Grant> setFirstFence(Connection c, Dialect.Statements sql, String name, String token, Grant unset)
+    static Optional<Grant> setFirstFence(Connection c, Dialect d, Dialect.Statements sql, String name, String token, Grant unset)
             throws SQLException {
+        int isolation = readCommitted(c, d);
+        try {
+            return setFirstFenceAtReadCommitted(c, sql, name, token, unset);
+        } finally {
+            restore(c, isolation);
+        }
+    }
+
+    private static Optional<Grant> setFirstFenceAtReadCommitted(Connection c, Dialect.Statements sql, String name, String token,
+            Grant unset) throws SQLException {
         long floor = 0;
         try (PreparedStatement ps = c.prepareStatement(sql.floor())) {
             ps.setString(1, Dialect.FENCE_FLOOR_ROW);
@@ -54,7 +64,11 @@ final class NamePruning {
                 }
             }
         }
-        long fence = Math.addExact(floor, 1);
+        if (floor == Long.MAX_VALUE) {
+            throw new SQLException("the fence floor row of the lock table holds the largest fence there is (" + floor
+                    + "), so no new name can get a fence above it: a row with that fence was pruned (written by hand?)", "22003");
+        }
+        long fence = floor + 1;
         int rows;
         try (PreparedStatement ps = c.prepareStatement(sql.firstFence())) {
             ps.setLong(1, fence);
@@ -87,6 +101,7 @@ final class NamePruning {
      * @return {names read, rows deleted}
      */
     static long[] pruneBatch(Connection c, Dialect d, String table, long unusedForMillis) throws SQLException {
+        int isolation = readCommitted(c, d);
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
@@ -135,6 +150,31 @@ final class NamePruning {
             throw e;
         } finally {
             c.setAutoCommit(auto);
+            restore(c, isolation);
+        }
+    }
+
+    /**
+     * Sets READ COMMITTED where the dialect wants it ({@link Dialect#pruneAtReadCommitted}), between
+     * transactions.
+     *
+     * @return the level to restore, or -1 if nothing was changed
+     */
+    private static int readCommitted(Connection c, Dialect d) throws SQLException {
+        if (!d.pruneAtReadCommitted()) {
+            return -1;
+        }
+        int before = c.getTransactionIsolation();
+        if (before == Connection.TRANSACTION_READ_COMMITTED) {
+            return -1;
+        }
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        return before;
+    }
+
+    private static void restore(Connection c, int isolation) throws SQLException {
+        if (isolation != -1) {
+            c.setTransactionIsolation(isolation);
         }
     }
 

@@ -41,7 +41,9 @@ public sealed interface SqlDialect permits Dialect {
      * Returns the statement that takes a free or expired lock, exactly as the store runs it; for
      * reviews and for benchmarks that measure the raw floor. Parameters: name, owner, token, TTL in
      * milliseconds. PostgreSQL, SQLite and H2 return (fence, acquired_at, expires_at); MariaDB/MySQL
-     * returns nothing and the store reads the row back by token.
+     * returns nothing and the store reads the row back by token. A new row's fence is 0 ("not set"):
+     * the store then sets it above the floor of pruned names with two more statements (a read of the
+     * floor row, an update of its own row), which this statement does not include.
      *
      * @param table the table name, validated as an identifier
      * @return the SQL

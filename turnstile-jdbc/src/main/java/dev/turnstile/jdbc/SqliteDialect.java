@@ -60,6 +60,11 @@ final class SqliteDialect extends Dialect {
                 + "AND acquired_at <= %2$s - ? LIMIT " + limit + ") RETURNING fence";
     }
 
+    @Override
+    boolean pruneAtReadCommitted() {
+        return false;
+    }
+
     /** SQLite's two-argument max() is its GREATEST. */
     @Override
     String raiseFloorSql() {

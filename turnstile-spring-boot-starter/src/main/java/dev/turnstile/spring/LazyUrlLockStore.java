@@ -7,6 +7,7 @@ import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.LockStores;
 import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
@@ -99,11 +100,17 @@ final class LazyUrlLockStore implements LockStore, NotifiesReleases {
      * subscribe through it); every other capability the opened store's, none before. Those concern a
      * lease or a wait, which exist only once the store was opened: a session store (ZooKeeper) must
      * hear of every lease, or the lease would never learn that its session was suspended or lost.
+     * {@link PrunesNames} is asked of the store opened then and there (a scheduled prune on an
+     * instance that has not locked anything since the store came back must not be told that the store
+     * cannot prune); a store still unreachable throws {@link StoreUnavailableException}.
      */
     @Override
     public <C extends StoreCapability> Optional<C> capability(Class<C> type) {
         if (type == NotifiesReleases.class) {
             return Optional.of(type.cast(this));
+        }
+        if (type == PrunesNames.class) {
+            return store().capability(type);
         }
         LockStore s = delegate;
         return s != null ? s.capability(type) : Optional.empty();

@@ -38,6 +38,21 @@ import org.junit.jupiter.api.Test;
 class LazyUrlLockStoreTest {
     private static final String URL = "recording-test://x";
 
+    /**
+     * A prune asked of a store nothing has opened yet (an instance whose store was down at start-up)
+     * opens it and prunes, rather than being told the store cannot prune (attack finding).
+     */
+    @Test
+    void aPruneOpensTheLazyStoreAndPrunes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        String url = "jdbc:sqlite:" + dir.resolve("lazy.db");
+        try (LazyUrlLockStore first = new LazyUrlLockStore(url); Turnstile t = Turnstile.builder(first).build()) {
+            t.tryAcquire("old", LockOptions.lockAtMostFor(Duration.ofMinutes(1))).orElseThrow().release();
+        }
+        try (LazyUrlLockStore lazy = new LazyUrlLockStore(url); Turnstile t = Turnstile.builder(lazy).build()) {
+            assertEquals(1L, t.pruneUnused(Duration.ZERO));
+        }
+    }
+
     @Test
     void aLeaseHearsOfItsSessionLossThroughTheLazyStore() throws Exception {
         RecordingStore.reset();
