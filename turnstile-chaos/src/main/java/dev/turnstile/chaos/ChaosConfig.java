@@ -40,6 +40,18 @@ public record ChaosConfig(int workers, Duration ttl, Duration hold, Duration thi
     }
 
     /**
+     * The CI run ({@code ChaosSuiteTest}): one round per scenario with the long run's spells (TTL 1 s,
+     * outages of TTL + 0.8 s, most holds short), which the long run's 20 rounds of every cell show
+     * to pass on a 2-core machine; a cell takes about 5–8 s instead of the short run's 7–13 s, so that
+     * CI keeps the fault matrix and stays under 30 minutes.
+     */
+    public static ChaosConfig ciRun(Path workDir) {
+        ChaosConfig l = longRun(workDir);
+        return new ChaosConfig(l.workers, l.ttl, l.hold, l.think, l.warmup, l.settle, 1, workDir, l.resourceUrl, l.outage,
+                l.latencySpell, l.clockStep, l.clockJump, l.shortHold, l.longHoldShare);
+    }
+
+    /**
      * The long run ({@code run.sh --long}): 20 rounds per scenario, sized so that every cell of the
      * CI stores fits in about 40 minutes on a 2-core machine. Compared with the short run every
      * spell is shorter: TTL 1 s (keep-alive every 333 ms), long holds of 1.2 s, outages of TTL + 0.8 s,
