@@ -47,7 +47,10 @@ clone="$scratch/clone"
 git clone -q --shared "$root" "$clone"
 clone_status="$(git -C "$clone" status --porcelain)"
 repo="$base/repo"
-bash "$clone/scripts/release.sh" --version "$version" --repo "file://$repo" --key "$fpr" --out "$base/out" | sed 's/^/  /'
+# Static analysis ran on these very sources in the suite before: the release build here skips its checks
+# (Error Prone stays on the compiler's path, checking nothing), which keeps CI under 30 minutes.
+MAVEN_ARGS="${MAVEN_ARGS:-} -Dturnstile.errorprone=-XepDisableAllChecks" \
+  bash "$clone/scripts/release.sh" --version "$version" --repo "file://$repo" --key "$fpr" --out "$base/out" | sed 's/^/  /'
 check "release.sh left the working tree as it was" test "$(git -C "$clone" status --porcelain)" = "$clone_status" \
   -a "$(git status --porcelain)" = "$status_before"
 

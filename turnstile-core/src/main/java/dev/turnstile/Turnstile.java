@@ -368,7 +368,7 @@ public final class Turnstile implements AutoCloseable {
      * by {@code lockAtLeastFor}, is never touched, and a forgotten name used again gets a fence above
      * every fence it had. Run it now and
      * then (daily, say) with a period well above your longest lease, such as
-     * {@code Duration.ofDays(7)}: a name's first acquire after it was forgotten costs one or two more
+     * {@code Duration.ofDays(7)}: a name's first acquire after it was forgotten costs a few more
      * round trips on the SQL stores and MongoDB, and on Redis the period is also how far the server's
      * clock may later step back without a fence repeating ({@code docs/locks.md}, "Pruning").
      *
@@ -388,8 +388,8 @@ public final class Turnstile implements AutoCloseable {
                     + LockOptions.MAX_DURATION.toDays() + " days, well above your longest lease, e.g. Duration.ofDays(7)");
         }
         PrunesNames pruning = store.capability(PrunesNames.class).orElseThrow(() -> new UnsupportedOperationException(
-                "the store " + store.description() + " cannot prune lock names (the SQL stores, MongoDB and Redis can; "
-                        + "ZooKeeper keeps nothing for a free name, so there is nothing to prune)"));
+                "the store " + store.description() + " cannot prune lock names (the SQL stores, MongoDB, Redis and the "
+                        + "in-memory store can; ZooKeeper keeps nothing for a free name, so there is nothing to prune)"));
         try {
             return pruning.pruneUnused(unusedFor);
         } catch (RuntimeException e) {

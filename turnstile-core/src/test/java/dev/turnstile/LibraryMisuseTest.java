@@ -114,10 +114,41 @@ class LibraryMisuseTest {
 
     @Test
     void pruningOnAStoreThatCannotSaysSoAndBadPeriodsAreRefused() {
-        Turnstile t = Turnstile.builder(STORE).build();
-        assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofDays(7)))
+        dev.turnstile.spi.LockStore cannot = new dev.turnstile.spi.LockStore() {
+            @Override
+            public java.util.Optional<dev.turnstile.spi.Grant> tryAcquire(dev.turnstile.spi.AcquireRequest request) {
+                return STORE.tryAcquire(request);
+            }
+
+            @Override
+            public boolean extend(String name, String token, java.time.Duration ttl) {
+                return STORE.extend(name, token, ttl);
+            }
+
+            @Override
+            public boolean release(String name, String token, java.time.Duration lockAtLeastFor) {
+                return STORE.release(name, token, lockAtLeastFor);
+            }
+
+            @Override
+            public java.util.List<LockInfo> heldLocks() {
+                return STORE.heldLocks();
+            }
+
+            @Override
+            public boolean forceRelease(String name) {
+                return STORE.forceRelease(name);
+            }
+
+            @Override
+            public String description() {
+                return "a store without pruning";
+            }
+        };
+        assertThatThrownBy(() -> Turnstile.builder(cannot).build().pruneUnused(java.time.Duration.ofDays(7)))
                 .isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("cannot prune lock names").hasMessageContaining("ZooKeeper keeps nothing");
+                .hasMessageContaining("a store without pruning cannot prune lock names").hasMessageContaining("ZooKeeper keeps nothing");
+        Turnstile t = Turnstile.builder(STORE).build();
         assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("give a duration from zero up to 366 days");
         assertThatThrownBy(() -> t.pruneUnused(java.time.Duration.ofDays(367))).isInstanceOf(IllegalArgumentException.class)

@@ -91,6 +91,31 @@ public final class NameScaleBench {
     }
 
     /**
+     * One contender's slices, each beside a slice of the reference on the same store: per-slice
+     * latency ratios, means and p99s, and the failures.
+     */
+    private record Pairing(double[] ratio, double[] mean, double[] p99, long failures) {
+        static Pairing of(SliceRunner runner, Contender reference, Contender measured, Random shuffle) throws Exception {
+            SliceRunner.Paired<Contender, SliceResult> results = SliceRunner.interleavePaired(List.of(reference, measured),
+                    reference, BenchConfig.slices(), TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis()),
+                    TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis()), shuffle, (c, nanos) -> runner.run(c, 1, nanos));
+            List<SliceResult> mine = results.results().get(measured);
+            return new Pairing(AcquireReleaseBench.latencyRatios(mine, results.floorOf().get(measured)),
+                    mine.stream().mapToDouble(SliceResult::meanNanos).toArray(),
+                    mine.stream().mapToDouble(SliceResult::p99Nanos).toArray(),
+                    mine.stream().mapToLong(SliceResult::failures).sum());
+        }
+
+        String ratioText() {
+            return Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio));
+        }
+
+        String failuresText() {
+            return failures == 0 ? "0" : "**FAILED " + failures + "**";
+        }
+    }
+
+    /**
      * Acquire+release of a name never used before (or pruned): the insert, then the two statements that
      * set its first fence above the floor (SQL), or the counter restarted at the clock (Redis).
      */
@@ -127,8 +152,6 @@ public final class NameScaleBench {
      */
     private static void prune(List<Long> sizes, List<String> stores) throws Exception {
         int slices = BenchConfig.slices();
-        long sliceNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis());
-        long warmupNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis());
         Random shuffle = new Random(BenchConfig.seed());
         Report report = new Report("store", "unused names", "prune time", "names pruned per second", "first acquire of a name "
                 + "(new or pruned), median of slices", "÷ acquire of an existing name", "failures");
@@ -148,19 +171,12 @@ public final class NameScaleBench {
                         ExistingNames existing = new ExistingNames("EXISTING", filled.store(), SMALL);
                         NewNames fresh = new NewNames(filled.store());
                         try {
-                            SliceRunner.Paired<Contender, SliceResult> results = SliceRunner.interleavePaired(
-                                    List.of(existing, fresh), existing, slices, warmupNanos, sliceNanos, shuffle,
-                                    (c, n) -> runner.run(c, 1, n));
-                            List<SliceResult> mine = results.results().get(fresh);
-                            double[] ratio = AcquireReleaseBench.latencyRatios(mine, results.floorOf().get(fresh));
-                            double[] mean = mine.stream().mapToDouble(SliceResult::meanNanos).toArray();
-                            long failures = mine.stream().mapToLong(SliceResult::failures).sum();
+                            Pairing p = Pairing.of(runner, existing, fresh, shuffle);
                             report.row(kind, String.format("%,d", size), TimeUnit.NANOSECONDS.toMillis(nanos) + " ms",
-                                    String.format("%,.0f", size / (nanos / 1e9)), Report.micros(Stats.median(mean)),
-                                    Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)),
-                                    failures == 0 ? "0" : "**FAILED " + failures + "**");
+                                    String.format("%,.0f", size / (nanos / 1e9)), Report.micros(Stats.median(p.mean())),
+                                    p.ratioText(), p.failuresText());
                             System.err.printf("%s, prune %,d: %d ms; first acquire %s%n", kind, size,
-                                    TimeUnit.NANOSECONDS.toMillis(nanos), Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)));
+                                    TimeUnit.NANOSECONDS.toMillis(nanos), p.ratioText());
                         } finally {
                             existing.close();
                             fresh.close();
@@ -198,8 +214,6 @@ public final class NameScaleBench {
         List<String> stores = Arrays.stream(System.getProperty("bench.scaleStores", "postgresql,mariadb,sqlite,redis").split(","))
                 .map(String::trim).toList();
         int slices = BenchConfig.slices();
-        long sliceNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.sliceMillis());
-        long warmupNanos = TimeUnit.MILLISECONDS.toNanos(BenchConfig.warmupMillis());
         Random shuffle = new Random(BenchConfig.seed());
         Report report = new Report("store", "names in the store", "fill time", "cycle (median of slices)", "p99",
                 "÷ same cycle, 1 000 names", "store size per name", "failures");
@@ -216,19 +230,10 @@ public final class NameScaleBench {
                         ExistingNames reference = new ExistingNames("SMALL", small.store(), SMALL);
                         ExistingNames measured = new ExistingNames("BIG", big.store(), (int) Math.min(Integer.MAX_VALUE, size));
                         try {
-                            SliceRunner.Paired<Contender, SliceResult> results = SliceRunner.interleavePaired(
-                                    List.of(reference, measured), reference, slices, warmupNanos, sliceNanos, shuffle,
-                                    (c, nanos) -> runner.run(c, 1, nanos));
-                            List<SliceResult> mine = results.results().get(measured);
-                            double[] ratio = AcquireReleaseBench.latencyRatios(mine, results.floorOf().get(measured));
-                            double[] mean = mine.stream().mapToDouble(SliceResult::meanNanos).toArray();
-                            double[] p99 = mine.stream().mapToDouble(SliceResult::p99Nanos).toArray();
-                            long failures = mine.stream().mapToLong(SliceResult::failures).sum();
-                            report.row(kind, String.format("%,d", size), fillMillis + " ms", Report.micros(Stats.median(mean)),
-                                    Report.micros(Stats.median(p99)), Report.ratio(Stats.median(ratio), Stats.min(ratio), Stats.max(ratio)),
-                                    big.sizePerName(size), failures == 0 ? "0" : "**FAILED " + failures + "**");
-                            System.err.printf("%s, %,d names: %s%n", kind, size, Report.ratio(Stats.median(ratio), Stats.min(ratio),
-                                    Stats.max(ratio)));
+                            Pairing p = Pairing.of(runner, reference, measured, shuffle);
+                            report.row(kind, String.format("%,d", size), fillMillis + " ms", Report.micros(Stats.median(p.mean())),
+                                    Report.micros(Stats.median(p.p99())), p.ratioText(), big.sizePerName(size), p.failuresText());
+                            System.err.printf("%s, %,d names: %s%n", kind, size, p.ratioText());
                         } finally {
                             reference.close();
                             measured.close();

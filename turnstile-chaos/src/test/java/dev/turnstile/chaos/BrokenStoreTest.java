@@ -10,10 +10,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Proves the checker bites: the same short pause run on Redis, once through a store whose release
- * ignores the token (frees whoever holds the lock) and once on the real store. The paused holder's
- * late release frees its successor's lock, a third worker takes it, and two live workers hold it
- * at once: the broken run must report overlaps and fail, the real one must pass.
+ * Proves the checker bites: a short pause run on Redis through a store whose release ignores the
+ * token (frees whoever holds the lock). The paused holder's late release frees its successor's lock,
+ * a third worker takes it, and two live workers hold it at once: the run must report overlaps and
+ * fail. The same run on the real store, which must pass, is ChaosSuiteTest's redis × pause cell.
  */
 class BrokenStoreTest {
     static final ChaosConfig CONFIG = ChaosConfig.shortRun(Path.of("target/chaos-test"));
@@ -29,9 +29,5 @@ class BrokenStoreTest {
         assertThat(betweenLiveWorkers).as("overlaps between workers that were never paused, in " + broken.dir()).isNotEmpty();
         assertThat(broken.passed()).isFalse();
         assertThat(broken.failures()).anySatisfy(f -> assertThat(f).contains("overlapping holds"));
-
-        ScenarioResult real = Scenario.run(StoreSpec.named("redis"), new Fault.PauseHolder(), CONFIG);
-        assertThat(real.failures()).as("the real store, in " + real.dir()).isEmpty();
-        assertThat(real.passed()).isTrue();
     }
 }

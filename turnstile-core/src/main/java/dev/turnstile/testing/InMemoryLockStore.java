@@ -5,6 +5,7 @@ import dev.turnstile.spi.AcquireRequest;
 import dev.turnstile.spi.Grant;
 import dev.turnstile.spi.LockStore;
 import dev.turnstile.spi.NotifiesReleases;
+import dev.turnstile.spi.PrunesNames;
 import dev.turnstile.spi.ReleaseListener;
 import dev.turnstile.spi.ReleaseResult;
 import dev.turnstile.spi.ReleaseWatch;
@@ -27,8 +28,10 @@ import org.jspecify.annotations.Nullable;
  * contract suite as the real stores. Like Redis, it notifies {@linkplain #watchReleases watchers}
  * of releases (with the released token) and forced releases, but not of expiries.
  */
-public final class InMemoryLockStore implements LockStore, NotifiesReleases {
+public final class InMemoryLockStore implements LockStore, NotifiesReleases, PrunesNames {
     private final Map<String, Row> rows = new HashMap<>();
+    /** The highest fence of every pruned name: a name's first fence starts above it. */
+    private long floor; // guarded by this
     private final Map<String, List<ReleaseListener>> watchers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -45,7 +48,11 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
     public synchronized Optional<Grant> tryAcquire(AcquireRequest request) {
         checkOpen();
         long now = System.nanoTime();
-        Row row = rows.computeIfAbsent(request.name(), k -> new Row());
+        Row row = rows.computeIfAbsent(request.name(), k -> {
+            Row fresh = new Row();
+            fresh.fence = floor;
+            return fresh;
+        });
         if (row.token != null && row.expiresNanos - now > 0) {
             return Optional.empty();
         }
@@ -56,6 +63,27 @@ public final class InMemoryLockStore implements LockStore, NotifiesReleases {
         row.expiresNanos = now + request.ttl().toNanos();
         row.acquiredAt = Instant.now();
         return Optional.of(new Grant(row.fence, row.acquiredAt, row.acquiredAt.plus(request.ttl())));
+    }
+
+    /**
+     * Forgets the names not acquired for {@code unusedFor} whose lease ended that long ago (by the
+     * monotonic clock), keeping their highest fence as the floor of every name's first fence, as the
+     * SQL stores do.
+     */
+    @Override
+    public synchronized long pruneUnused(Duration unusedFor) {
+        checkOpen();
+        long cutoff = System.nanoTime() - unusedFor.toNanos();
+        long pruned = 0;
+        for (var it = rows.values().iterator(); it.hasNext(); ) {
+            Row row = it.next();
+            if (row.expiresNanos - cutoff <= 0 && row.acquiredNanos - cutoff <= 0) {
+                floor = Math.max(floor, row.fence);
+                it.remove();
+                pruned++;
+            }
+        }
+        return pruned;
     }
 
     @Override

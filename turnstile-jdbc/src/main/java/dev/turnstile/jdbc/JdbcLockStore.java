@@ -103,6 +103,33 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
 
     @Override
     public Optional<Grant> tryAcquire(AcquireRequest request) {
+        Exception firstFenceFailure;
+        try {
+            return acquireWithRetries(request);
+        } catch (FirstFenceFailed e) {
+            firstFenceFailure = e.cause;
+        }
+        // the connection is back in the pool: the give-back must not wait for a second one (pool size 1)
+        releaseQuietly(request.name(), request.token());
+        if (firstFenceFailure instanceof SQLException e) {
+            throw translate("set the first fence of lock '" + request.name() + "'", e);
+        }
+        throw (RuntimeException) firstFenceFailure;
+    }
+
+    /** The first-fence step failed after the lease was taken: the caller gives the lease back, then throws the cause. */
+    private static final class FirstFenceFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        @SuppressWarnings("serial") // never serialized: caught in tryAcquire
+        final Exception cause;
+
+        FirstFenceFailed(Exception cause) {
+            super(null, null, false, false);
+            this.cause = cause;
+        }
+    }
+
+    private Optional<Grant> acquireWithRetries(AcquireRequest request) {
         for (int attempt = 1; ; attempt++) {
             SQLException conflict;
             try (Connection c = connection()) {
@@ -149,24 +176,22 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
 
     /**
      * A new row (or one whose inserter died before setting it) is at fence 0: set its first fence
-     * above the floor of pruned names ({@link NamePruning}). If that fails the lease is given back, so
-     * no holder ever runs with fence 0.
+     * above the floor of pruned names ({@link NamePruning}), retried on conflicts. If that fails,
+     * {@link FirstFenceFailed} makes {@link #tryAcquire} give the lease back once this connection is
+     * closed, so no holder ever runs with fence 0.
      */
     private Optional<Grant> firstFence(Connection c, AcquireRequest request, Grant unset) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return NamePruning.setFirstFence(c, detected(), statements(), request.name(), request.token(), unset);
             } catch (SQLException e) {
-                JdbcCalls.rollbackQuietly(c);
                 if (attempt < CONFLICT_ATTEMPTS && detected().isTransientConflict(e)) {
                     JdbcCalls.pauseAfterConflict(attempt);
                     continue;
                 }
-                releaseQuietly(request.name(), request.token());
-                throw translate("set the first fence of lock '" + request.name() + "'", e);
+                throw new FirstFenceFailed(e);
             } catch (RuntimeException e) {
-                releaseQuietly(request.name(), request.token());
-                throw e;
+                throw new FirstFenceFailed(e);
             }
         }
     }

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Pruning unused names from a lock table without letting any name's fence go back: the algorithm,
@@ -46,10 +47,17 @@ final class NamePruning {
     static Optional<Grant> setFirstFence(Connection c, Dialect d, Dialect.Statements sql, String name, String token, Grant unset)
             throws SQLException {
         int isolation = readCommitted(c, d);
+        Exception failure = null;
         try {
             return setFirstFenceAtReadCommitted(c, sql, name, token, unset);
+        } catch (SQLException | RuntimeException e) {
+            // rolled back before the level is restored: a driver refuses (PostgreSQL) or commits (H2) a
+            // change of level inside a transaction
+            JdbcCalls.rollbackQuietly(c);
+            failure = e;
+            throw e;
         } finally {
-            restore(c, isolation);
+            restore(c, isolation, failure);
         }
     }
 
@@ -102,8 +110,15 @@ final class NamePruning {
      */
     static long[] pruneBatch(Connection c, Dialect d, String table, long unusedForMillis) throws SQLException {
         int isolation = readCommitted(c, d);
-        boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
+        boolean auto;
+        try {
+            auto = c.getAutoCommit();
+            c.setAutoCommit(false);
+        } catch (SQLException | RuntimeException e) {
+            restore(c, isolation, e);
+            throw e;
+        }
+        Exception failure = null;
         try {
             String deleteReturning = d.pruneReturningSql(BATCH);
             if (deleteReturning != null) {
@@ -147,10 +162,14 @@ final class NamePruning {
             return new long[] {names.size(), deleted};
         } catch (SQLException | RuntimeException e) {
             JdbcCalls.rollbackQuietly(c);
+            failure = e;
             throw e;
         } finally {
-            c.setAutoCommit(auto);
-            restore(c, isolation);
+            try {
+                c.setAutoCommit(auto);
+            } finally {
+                restore(c, isolation, failure);
+            }
         }
     }
 
@@ -172,9 +191,18 @@ final class NamePruning {
         return before;
     }
 
-    private static void restore(Connection c, int isolation) throws SQLException {
-        if (isolation != -1) {
+    /** Restores the level; if {@code failure} is on its way out, a failure here is added to it instead of replacing it. */
+    private static void restore(Connection c, int isolation, @Nullable Exception failure) throws SQLException {
+        if (isolation == -1) {
+            return;
+        }
+        try {
             c.setTransactionIsolation(isolation);
+        } catch (SQLException | RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
         }
     }
 
@@ -196,13 +224,24 @@ final class NamePruning {
         return new long[] {deleted, deleted, highest};
     }
 
+    private static boolean floorRowExists(Connection c, Dialect d, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(d.sql(d.floorSql(), table))) {
+            ps.setString(1, Dialect.FENCE_FLOOR_ROW);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
     /** In the deleting transaction: the floor row must be there, or deleting could let a fence repeat. */
     private static void raiseFloor(Connection c, Dialect d, String table, long highest) throws SQLException {
         try (PreparedStatement raise = c.prepareStatement(d.sql(d.raiseFloorSql(), table))) {
             raise.setLong(1, highest);
             raise.setString(2, Dialect.FENCE_FLOOR_ROW);
-            if (raise.executeUpdate() != 1) {
-                // deleted by hand since ensureFloorRow: the rollback keeps every row
+            if (raise.executeUpdate() != 1 && !floorRowExists(c, d, table)) {
+                // deleted by hand since ensureFloorRow: the rollback keeps every row. (A driver that counts
+                // changed rows, not matched ones, says 0 when the floor was already that high: MariaDB's
+                // useAffectedRows; hence the look.)
                 throw new SQLException("the fence floor row of " + table + " was deleted while pruning; nothing was pruned "
                         + "in this batch: prune again", "55000");
             }

@@ -34,6 +34,7 @@ class JdbcPruneTest {
         return switch (db) {
             case "postgresql" -> TestDatabases.POSTGRES;
             case "mariadb" -> TestDatabases.MARIADB;
+            case "mariadb-affected" -> TestDatabases.MARIADB + "&useAffectedRows=true";
             case "h2" -> "jdbc:h2:mem:prune;DB_CLOSE_DELAY=-1";
             default -> TestDatabases.SQLITE;
         };
@@ -94,6 +95,30 @@ class JdbcPruneTest {
             assertThat(t.tryAcquire("other", TEN_SECONDS).orElseThrow().fence()).as("any name's first fence is above the floor")
                     .isEqualTo(6);
             assertThat(t.tryAcquire("never-seen", TEN_SECONDS).orElseThrow().fence()).isEqualTo(6);
+        }
+    }
+
+    /**
+     * A batch whose highest fence is below the floor leaves the floor as it is; a driver that counts
+     * changed rows (MariaDB's useAffectedRows) then says 0, which must not read as "the floor row is
+     * gone" (review finding: every later prune failed).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb", "mariadb-affected", "h2", "sqlite"})
+    void aBatchBelowTheFloorPrunesAndLeavesTheFloor(String db) throws Exception {
+        String table = freshTable(db.replace("-affected", ""));
+        try (Turnstile t = turnstile(db, table)) {
+            Lease lo = t.tryAcquire("lo", TEN_SECONDS).orElseThrow();
+            for (int i = 0; i < 3; i++) {
+                t.tryAcquire("hi", TEN_SECONDS).orElseThrow().release();
+            }
+            Thread.sleep(20);
+            assertThat(t.pruneUnused(Duration.ZERO)).isEqualTo(1);
+            lo.release();
+            Thread.sleep(20);
+            assertThat(t.pruneUnused(Duration.ZERO)).isEqualTo(1);
+            assertThat(floor(db, table)).isEqualTo(3);
+            assertThat(t.tryAcquire("lo", TEN_SECONDS).orElseThrow().fence()).isEqualTo(4);
         }
     }
 
