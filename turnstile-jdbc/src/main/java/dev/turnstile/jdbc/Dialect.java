@@ -119,7 +119,7 @@ abstract sealed class Dialect implements SqlDialect permits PostgresDialect, Mar
      * Whether the pruning transactions (and the first-fence step) run at READ COMMITTED whatever the
      * pool's default: their safety rests on the floor, not on a snapshot, and at REPEATABLE READ or
      * SERIALIZABLE they would fail with serialization errors beside running acquires (PostgreSQL) or
-     * take gap locks that deadlock with them (MariaDB). SQLite has no such level.
+     * take gap locks that deadlock with them (MariaDB). SQLite has no such level; H2 keeps the pool's (see there).
      */
     boolean pruneAtReadCommitted() {
         return true;

@@ -221,6 +221,7 @@ public final class JdbcLockStore implements LockStore, WatchesLeases, StoreClock
                     }
                     throw e;
                 }
+                attempt = 1; // conflicts count per batch, not per prune
                 pruned += batch[1];
                 if (batch[0] < NamePruning.BATCH || batch[1] == 0) {
                     return pruned;
