@@ -7,20 +7,26 @@ import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.zookeeper.LeaseNodes.Found;
 import dev.turnstile.zookeeper.LockNodes.Created;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -48,6 +54,7 @@ final class WaitingLine {
     /** This store's release listeners by lock name (see {@link #watchReleases}). */
     private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
     private final AtomicLong wakeUps = new AtomicLong();
+    private final AtomicLong turns = new AtomicLong();
 
     WaitingLine(LockNodes nodes, LeaseNodes leases, CuratorFramework client, SessionGuard session,
             ScheduledExecutorService watchThread, long queueTimeoutMs) {
@@ -86,6 +93,8 @@ final class WaitingLine {
         volatile long lastTry = System.nanoTime();
         volatile boolean open = true;
         volatile @Nullable String watched;
+        /** Set when the watched node was seen deleted, cleared by the next try (see {@link #takeTurn}). */
+        volatile boolean aheadGone;
 
         Place(String name, String parent, Created c, NodeData data) {
             this.name = name;
@@ -126,16 +135,20 @@ final class WaitingLine {
                 return;
             }
             if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                if (event.getPath() != null && event.getPath().equals(watched)) {
+                    aheadGone = true;
+                }
                 wake(this);
                 return;
             }
-            // The node ahead was written (promoted to holder, extended, touched): still ahead, so
-            // watch it again without waking the waiter; if it went meanwhile, wake it.
+            // The front node right ahead, watched by the read that judged it, was written (promoted,
+            // extended, touched): still ahead, so watch it again (for its deletion only) without
+            // waking the waiter; if it went meanwhile, wake it.
             try {
                 watchThread.execute(() -> {
                     String w = watched;
                     try {
-                        if (open && w != null && client.checkExists().usingWatcher(this).forPath(w) == null) {
+                        if (open && w != null && !watchDeletion(this, w)) {
                             wake(this);
                         }
                     } catch (Exception e) {
@@ -145,6 +158,22 @@ final class WaitingLine {
             } catch (RejectedExecutionException closing) {
                 // the store is closing
             }
+        }
+    }
+
+    /**
+     * Watches {@code path} for its deletion, and for nothing else: a child watch, which the server
+     * also fires when the node itself is deleted, on a node that never has children (lease nodes and
+     * places are ephemeral; nothing is created under the hold marker). A data watch (or
+     * {@code exists}) would also fire on every write to the node ahead (its promotion, extend or
+     * touch), and each would cost a request to watch it again. False if the node is gone already.
+     */
+    private boolean watchDeletion(Place p, String path) throws Exception {
+        try {
+            client.getChildren().usingWatcher(p).forPath(path);
+            return true;
+        } catch (KeeperException.NoNodeException gone) {
+            return false;
         }
     }
 
@@ -163,6 +192,7 @@ final class WaitingLine {
         try {
             for (int round = 0; round < 2; round++) {
                 Place p = places.get(r.token());
+                boolean queueing = false;
                 if (p == null || !p.parent.equals(parent)) {
                     NodeData data = NodeData.place(r.owner(), r.token(), queueTimeoutMs);
                     long t0 = System.nanoTime();
@@ -173,19 +203,31 @@ final class WaitingLine {
                     if (c.alone()) {
                         return promote(p, r, ttlMs);
                     }
+                    queueing = true;
                 }
                 p.lastTry = System.nanoTime();
-                long[] blocker = {Long.MIN_VALUE};
                 String mine = p.path.substring(parent.length() + 1);
-                String before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
-                if (before != null && !before.isEmpty() && blocker[0] <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
+                if (!queueing && p.aheadGone) {
+                    p.aheadGone = false;
+                    Grant turn = takeTurn(p, r, ttlMs, parent);
+                    if (turn != null) {
+                        return Optional.of(turn);
+                    }
+                    if (!p.open) {
+                        return Optional.empty(); // the place was lost, as a promotion's can be
+                    }
+                }
+                LockNodes.Look look = new LockNodes.Look(p, !queueing);
+                String before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), look, mine);
+                if (before != null && !before.isEmpty() && look.frontExpiry <= p.serverNow + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.serverNowAt)) {
                     // The node in front may have expired since this place last heard the server's
                     // time: touch the place for a fresh one, and look again.
                     if (!p.touch()) {
                         drop(r.token(), p);
                         continue;
                     }
-                    before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), blocker, mine);
+                    look = new LockNodes.Look(p, true);
+                    before = nodes.ahead(parent, p.seq, p.serverNow, r.token(), look, mine);
                 }
                 if (before == null) {
                     return promote(p, r, ttlMs);
@@ -195,7 +237,8 @@ final class WaitingLine {
                     continue;
                 }
                 p.watched = parent + "/" + before;
-                if (client.checkExists().usingWatcher(p).forPath(p.watched) == null) {
+                if (!look.watching && !watchDeletion(p, p.watched)) {
+                    p.aheadGone = true;
                     wake(p); // gone already: the waiter tries again at once
                 }
                 return Optional.empty();
@@ -205,6 +248,100 @@ final class WaitingLine {
             throw e;
         } catch (Exception e) {
             throw nodes.failure("waiting in line for lock '" + r.name() + "'", e);
+        }
+    }
+
+    /**
+     * The try of a waiter whose node ahead was just deleted, which most often makes it the holder: the
+     * listing that tells whether anything is still in front and the versioned write of lease data
+     * that makes the place the holder go to the server together, one behind the other, so a hand-off
+     * waits for one answer instead of two. The server applies one session's requests in the order
+     * they were sent, so the listing shows the lock as it was just before the write. They are sent on
+     * the ZooKeeper handle itself: Curator would send a request again after a connection loss, and
+     * then the listing could come after the write. Only an empty front counts: no node in front can
+     * appear after the listing (sequences only grow, and a hold marker is only made by a transaction
+     * that deletes the lease node ahead, of which there is none). With anything in front (a waiter
+     * ahead left, or this waiter is not first yet), or a listing that failed, the place gets its
+     * place data back (that write also keeps it from expiring) and the try goes on the usual way:
+     * null. Null too if the place was lost (expired and deleted by another, or gone with the
+     * session): then it is closed.
+     */
+    private @Nullable Grant takeTurn(Place p, AcquireRequest r, long ttlMs, String parent) throws Exception {
+        turns.incrementAndGet();
+        NodeData lease = NodeData.lease(r.owner(), r.token(), ttlMs, "mtime", System.currentTimeMillis());
+        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        String namespace = client.getNamespace();
+        Stat written;
+        @Nullable List<String> children;
+        synchronized (p) {
+            if (!p.open) {
+                places.remove(r.token(), p);
+                return null;
+            }
+            CompletableFuture<List<String>> listed = new CompletableFuture<>();
+            CompletableFuture<Stat> write = new CompletableFuture<>();
+            long t0 = System.nanoTime();
+            zk.getChildren(ZKPaths.fixForNamespace(namespace, parent), false,
+                    (rc, path, ctx, list) -> complete(listed, rc, path, list), null);
+            zk.setData(ZKPaths.fixForNamespace(namespace, p.path), lease.bytes(), p.version,
+                    (rc, path, ctx, stat) -> complete(write, rc, path, stat), null);
+            long bound = Math.max(1_000, zk.getSessionTimeout());
+            try {
+                written = answer(write, bound);
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
+                drop(r.token(), p);
+                return null;
+            }
+            session.contact(t0);
+            p.version = written.getVersion();
+            p.serverNow = written.getMtime();
+            p.serverNowAt = t0;
+            try {
+                children = answer(listed, bound);
+            } catch (KeeperException failed) {
+                children = null;
+            }
+            if (children != null && children.contains(p.path.substring(parent.length() + 1))
+                    && LockNodes.inFront(children, p.seq).isEmpty()) {
+                p.open = false;
+                places.remove(r.token(), p);
+            } else {
+                children = null;
+            }
+        }
+        if (children == null) {
+            if (!p.touch()) {
+                drop(r.token(), p);
+            }
+            return null;
+        }
+        leases.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
+        return new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()), Instant.ofEpochMilli(written.getMtime() + ttlMs));
+    }
+
+    private static <T> void complete(CompletableFuture<T> request, int rc, String path, @Nullable T result) {
+        if (rc == KeeperException.Code.OK.intValue() && result != null) {
+            request.complete(result);
+        } else {
+            request.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), path));
+        }
+    }
+
+    /**
+     * The answer to a request sent on the ZooKeeper handle, or the {@link KeeperException} it ended
+     * with. The handle answers every request it sent, with a connection loss if need be; the bound
+     * is only there so that no try can hang should it not.
+     */
+    private static <T> T answer(CompletableFuture<T> request, long boundMs) throws Exception {
+        try {
+            return request.get(boundMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        } catch (TimeoutException e) {
+            throw new KeeperException.OperationTimeoutException();
         }
     }
 
@@ -274,6 +411,11 @@ final class WaitingLine {
     /** How many times a watch on a node ahead woke this store's waiters (for tests). */
     long wakeUps() {
         return wakeUps.get();
+    }
+
+    /** How many tries sent their listing and promotion together, after the node ahead went (for tests). */
+    long turns() {
+        return turns.get();
     }
 
     /** How many places in line this store keeps now (for tests). */

@@ -178,6 +178,11 @@ public final class ZooKeeperLockStore implements LockStore, NotifiesReleases, Se
         return line.places();
     }
 
+    /** How many waiting tries sent their listing and promotion together (for tests). */
+    long turns() {
+        return line.turns();
+    }
+
     @Override
     public boolean extend(String name, String token, Duration ttl) {
         checkOpen();

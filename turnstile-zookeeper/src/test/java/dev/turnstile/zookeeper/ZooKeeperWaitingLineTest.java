@@ -163,6 +163,38 @@ class ZooKeeperWaitingLineTest {
                 .as("lockAtLeastFor after a grant at %s", grant.acquiredAt()).isEmpty();
     }
 
+    /**
+     * A waiter woken because the node right ahead of it went, while the holder still holds, sends its
+     * listing and its promotion together (the promotion goes out before it can know): it must not be
+     * granted, and its node must be a place again, judged by the queue timeout, not the lease's TTL.
+     */
+    @Test
+    void aWaiterWokenWhileTheHolderStillHoldsIsNotGrantedAndIsAPlaceAgain() throws Exception {
+        Held line = held("not-first");
+        String name = line.name();
+        ZooKeeperLockStore second = store(Duration.ofSeconds(3));
+        java.util.concurrent.Semaphore woken = new java.util.concurrent.Semaphore(0);
+        second.watchReleases(name, t -> woken.release());
+        assertThat(line.waiter().tryAcquire(new AcquireRequest(name, "first", "w1", Duration.ofSeconds(30), true))).isEmpty();
+        assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isEmpty();
+        String parent = second.lockPath(name);
+
+        line.waiter().stopWaiting(name, "w1");
+        assertThat(woken.tryAcquire(10, TimeUnit.SECONDS)).as("the second waiter is woken").isTrue();
+        assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isEmpty();
+        assertThat(second.turns()).as("the woken try sent its listing and promotion together").isEqualTo(1);
+        String place = nodes(line.raw(), parent).stream().filter(c -> c.startsWith(LockNodes.nodePrefix("w2"))).findFirst().orElseThrow();
+        assertThat(new ObjectMapper().readTree(line.raw().getData().forPath(parent + "/" + place)).get("queued").asBoolean())
+                .as("the node is a place again").isTrue();
+        assertThat(line.holder().heldLocks()).filteredOn(i -> i.name().equals(name)).singleElement()
+                .satisfies(i -> assertThat(i.owner()).isEqualTo("holder"));
+
+        line.holder().release(name, "h", Duration.ZERO);
+        assertThat(woken.tryAcquire(10, TimeUnit.SECONDS)).as("the second waiter is woken by the release").isTrue();
+        assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isPresent();
+        assertThat(second.turns()).isEqualTo(2);
+    }
+
     @Test
     void aPlaceIsMarkedQueuedAndStopWaitingDeletesItAtOnce() throws Exception {
         Held line = held("stop");
