@@ -10,11 +10,12 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N] [--handoff-threads N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|scheduling|fenced|scale|prune|console]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|zookeeper-frozen|scheduling|fenced|scale|prune|console]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
-# cross-process hand-off against InterProcessMutex; --only zookeeper-handoff runs the hand-off alone.
+# cross-process hand-off against InterProcessMutex, then a waiter frozen in line (SIGSTOP) for both;
+# --only zookeeper-handoff runs the hand-off alone, --only zookeeper-frozen the frozen waiter alone.
 # --only redis-replica starts its own master and replica (redis-server on free ports, no persistence)
 # and measures S1/S2 with and without the replica acknowledgement; it is not part of the default run.
 # --only mongo starts mongo-java-server (MongoBenchServer, in-memory) in a JVM of its own on a free port
@@ -70,8 +71,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | scheduling | fenced | scale | prune | console) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, scheduling, fenced, scale, prune or console" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | zookeeper-frozen | scheduling | fenced | scale | prune | console) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, zookeeper-frozen, scheduling, fenced, scale, prune or console" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -153,7 +154,7 @@ if [[ $only == mongo ]]; then
 fi
 # ZooKeeper: a standalone server of Debian's zookeeper package (scripts/services.sh installs it) in its
 # own process, on a free port, with its dataDir under a temporary directory; or --zookeeper host:port.
-if [[ $only == all || $only == zookeeper || $only == zookeeper-handoff ]]; then
+if [[ $only == all || $only == zookeeper || $only == zookeeper-handoff || $only == zookeeper-frozen ]]; then
   zk_connect="${ZK_CONNECT:-}"
   if [[ -z $zk_connect ]]; then
     zk_tmp="$(mktemp -d)"
@@ -169,9 +170,14 @@ if [[ $only == all || $only == zookeeper || $only == zookeeper-handoff ]]; then
     done
     zk_connect="127.0.0.1:$zk_port"
   fi
-  if [[ $only != zookeeper-handoff ]]; then
+  if [[ $only == all || $only == zookeeper ]]; then
     java "${java_opts[@]}" "${props[@]}" -Dbench.zookeeper="$zk_connect" -cp "$cp" dev.turnstile.bench.ZooKeeperBench
   fi
-  java "${java_opts[@]}" "${props[@]}" -Dbench.zookeeper="$zk_connect" -cp "$cp" dev.turnstile.bench.HandoffBench zookeeper
+  if [[ $only != zookeeper-frozen ]]; then
+    java "${java_opts[@]}" "${props[@]}" -Dbench.zookeeper="$zk_connect" -cp "$cp" dev.turnstile.bench.HandoffBench zookeeper
+  fi
+  if [[ $only == zookeeper || $only == zookeeper-frozen ]]; then
+    java "${java_opts[@]}" "${props[@]}" -Dbench.zookeeper="$zk_connect" -cp "$cp" dev.turnstile.bench.FrozenWaiterBench
+  fi
 fi
 echo "results: $report"
