@@ -10,7 +10,7 @@
 #          [--dbs postgresql,sqlite] [--handoff-seconds S] [--handoff-rounds R] [--handoff-processes N] [--handoff-threads N]
 #          [--handoff-kinds redis-turnstile,redis-redisson,...] [--handoff-warmup S]
 #          [--wait-threads N] [--wait-hold-us US] [--pg-url JDBC_URL] [--redis-url URL] [--report FILE]
-#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|zookeeper-frozen|scheduling|fenced|scale|prune|console]
+#          [--append] [--only acquire|handoff|redis|redis-handoff|redis-replica|mongo|zookeeper|zookeeper-handoff|zookeeper-frozen|claim|scheduling|fenced|scale|prune|console]
 #          [--rebuild|--no-build]
 # --only zookeeper starts a ZooKeeper server of Debian's package on a free port (or uses ZK_CONNECT=host:port)
 # and compares the bare-client floor, Turnstile and Curator's InterProcessMutex (uncontended), then the
@@ -71,8 +71,8 @@ while (($#)); do
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | zookeeper-frozen | scheduling | fenced | scale | prune | console) ;;
-  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, zookeeper-frozen, scheduling, fenced, scale, prune or console" >&2; exit 2 ;;
+case "$only" in all | acquire | handoff | redis | redis-handoff | redis-replica | mongo | zookeeper | zookeeper-handoff | zookeeper-frozen | claim | scheduling | fenced | scale | prune | console) ;;
+  *) echo "run.sh: --only takes acquire, handoff, redis, redis-handoff, redis-replica, mongo, zookeeper, zookeeper-handoff, zookeeper-frozen, claim, scheduling, fenced, scale, prune or console" >&2; exit 2 ;;
 esac
 
 # Build when asked, or when the class path file is missing or older than the module's sources.
@@ -139,6 +139,11 @@ if [[ $only == redis-replica ]]; then
     sleep 0.1
   done
   java "${java_opts[@]}" "${props[@]}" -Dbench.redisUrl="redis://127.0.0.1:$mport" -cp "$cp" dev.turnstile.bench.RedisReplicaBench
+fi
+# Work claiming (ClaimBench): TaskClaimer against the raw claiming statement on PostgreSQL, MariaDB and
+# mongo-java-server (-Dbench.claim.dbs in JAVA_OPTS picks others), its own report beside the main one.
+if [[ $only == claim ]]; then
+  java -Dbench.claim.dbs=postgresql,mariadb,mongodb "${java_opts[@]}" "${props[@]}" -Dbench.claim.report="$(dirname "$report")/claim-bench.md" -cp "$cp" dev.turnstile.bench.ClaimBench
 fi
 if [[ $only == mongo ]]; then
   mport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -126,6 +126,52 @@ class RedisReplicaTest {
         }
     }
 
+    /**
+     * Threads sharing the store's one connection share its WAITs: the acquires sent while one is in
+     * flight are covered by the next (so fewer WAITs than acquires), and still none returns before
+     * the replica has it.
+     */
+    @Test
+    void concurrentAcquiresShareWaitsAndEachIsOnTheReplicaWhenItReturns() throws Exception {
+        int threads = 8;
+        int each = 100;
+        RedisClient onReplica = RedisClient.create("redis://" + replica.hostPort());
+        try (LockStore store = LockStores.open("redis://" + master.hostPort());
+                var replicaConnection = onReplica.connect()) {
+            store.tryAcquire(request(name())).orElseThrow(); // connected, replicas counted
+            long waits = waitCalls();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<java.util.concurrent.Future<Integer>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                done.add(pool.submit(() -> {
+                    start.await();
+                    int missing = 0;
+                    for (int i = 0; i < each; i++) {
+                        String name = name();
+                        Grant g = store.tryAcquire(request(name)).orElseThrow();
+                        String onIt = replicaConnection.sync().get("turnstile:{" + name + "}");
+                        if (onIt == null || !onIt.contains("fence=" + g.fence() + " ")) {
+                            missing++;
+                        }
+                    }
+                    return missing;
+                }));
+            }
+            start.countDown();
+            int missing = 0;
+            for (java.util.concurrent.Future<Integer> f : done) {
+                missing += f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            assertThat(missing).as("acquires that returned before the replica had them").isZero();
+            assertThat(waitCalls() - waits).as("WAITs for %d acquires on %d threads", threads * each, threads)
+                    .isPositive().isLessThan(threads * each);
+        } finally {
+            onReplica.shutdown();
+        }
+    }
+
     @Test
     void withoutAReplicaAckTheAcquireFailsAndGivesTheLockBack() throws Exception {
         String name = name();
