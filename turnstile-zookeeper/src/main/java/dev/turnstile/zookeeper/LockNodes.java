@@ -204,6 +204,8 @@ final class LockNodes {
         long frontExpiry = Long.MAX_VALUE;
         /** Whether the judging read set {@link #watcher} on the node returned (then no other watch is needed). */
         boolean watching;
+        /** The nodes in front as the last listing showed them, front first (see {@link #inFront}). */
+        List<String> front = List.of();
 
         Look(CuratorWatcher watcher, boolean judgeFront) {
             this.watcher = watcher;
@@ -226,6 +228,9 @@ final class LockNodes {
                 return MISSING;
             }
             List<String> order = inFront(children, seq);
+            if (look != null) {
+                look.front = order;
+            }
             if (order.isEmpty()) {
                 return null;
             }

@@ -7,26 +7,25 @@ import dev.turnstile.spi.ReleaseWatch;
 import dev.turnstile.zookeeper.LeaseNodes.Found;
 import dev.turnstile.zookeeper.LockNodes.Created;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;
-import org.apache.curator.utils.ZKPaths;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,6 +54,11 @@ final class WaitingLine {
     private final Map<String, Set<ReleaseListener>> listeners = new ConcurrentHashMap<>();
     private final AtomicLong wakeUps = new AtomicLong();
     private final AtomicLong turns = new AtomicLong();
+    /**
+     * The longest line in front of a woken waiter that its one-transaction try still checks (two
+     * operations per node); a longer one is looked at by a listing instead.
+     */
+    static final int TURN_FRONT_LIMIT = 16;
 
     WaitingLine(LockNodes nodes, LeaseNodes leases, CuratorFramework client, SessionGuard session,
             ScheduledExecutorService watchThread, long queueTimeoutMs) {
@@ -95,6 +99,8 @@ final class WaitingLine {
         volatile @Nullable String watched;
         /** Set when the watched node was seen deleted, cleared by the next try (see {@link #takeTurn}). */
         volatile boolean aheadGone;
+        /** The nodes in front of it at its last listing, front first. */
+        volatile List<String> front = List.of();
 
         Place(String name, String parent, Created c, NodeData data) {
             this.name = name;
@@ -236,6 +242,7 @@ final class WaitingLine {
                     drop(r.token(), p); // expired and deleted by another, or the session's nodes went
                     continue;
                 }
+                p.front = look.front;
                 p.watched = parent + "/" + before;
                 if (!look.watching && !watchDeletion(p, p.watched)) {
                     p.aheadGone = true;
@@ -252,97 +259,59 @@ final class WaitingLine {
     }
 
     /**
-     * The try of a waiter whose node ahead was just deleted, which most often makes it the holder: the
-     * listing that tells whether anything is still in front and the versioned write of lease data
-     * that makes the place the holder go to the server together, one behind the other, so a hand-off
-     * waits for one answer instead of two. The server applies one session's requests in the order
-     * they were sent, so the listing shows the lock as it was just before the write. They are sent on
-     * the ZooKeeper handle itself: Curator would send a request again after a connection loss, and
-     * then the listing could come after the write. Only an empty front counts: no node in front can
-     * appear after the listing (sequences only grow, and a hold marker is only made by a transaction
-     * that deletes the lease node ahead, of which there is none). With anything in front (a waiter
-     * ahead left, or this waiter is not first yet), or a listing that failed, the place gets its
-     * place data back (that write also keeps it from expiring) and the try goes on the usual way:
-     * null. Null too if the place was lost (expired and deleted by another, or gone with the
-     * session): then it is closed.
+     * The try of a waiter whose node ahead was just deleted, which most often makes it the holder:
+     * one transaction that promotes the place only if nothing is left in front of it, instead of a
+     * listing and then the promotion. The nodes that can be in front are those the place's last
+     * listing showed in front (sequences only grow, so no node made later is ahead of it) and a hold
+     * marker (made by a release with {@code lockAtLeastFor}); the transaction creates and deletes
+     * each of those paths, which fails (and so applies nothing) if any of them exists, and then
+     * writes the lease data with the place's version. So the place is never rewritten unless it is
+     * the holder: a waiter paused at any point of this try still holds the line up for no longer
+     * than the queue timeout. Null if something is still in front (the try then goes on the usual
+     * way) or if the place was lost (expired and deleted by another, or gone with its session; then
+     * it is closed). A line longer than {@link #TURN_FRONT_LIMIT} nodes takes the usual way.
      */
     private @Nullable Grant takeTurn(Place p, AcquireRequest r, long ttlMs, String parent) throws Exception {
+        List<String> front = p.front;
+        if (front.isEmpty() || front.size() > TURN_FRONT_LIMIT) {
+            return null;
+        }
         turns.incrementAndGet();
         NodeData lease = NodeData.lease(r.owner(), r.token(), ttlMs, "mtime", System.currentTimeMillis());
-        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-        String namespace = client.getNamespace();
+        List<CuratorOp> ops = new ArrayList<>();
+        for (String node : front.contains(LockNodes.HOLD) ? front : concat(front, LockNodes.HOLD)) {
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(parent + "/" + node, LockNodes.EMPTY));
+            ops.add(client.transactionOp().delete().forPath(parent + "/" + node));
+        }
         Stat written;
-        @Nullable List<String> children;
         synchronized (p) {
             if (!p.open) {
                 places.remove(r.token(), p);
                 return null;
             }
-            CompletableFuture<List<String>> listed = new CompletableFuture<>();
-            CompletableFuture<Stat> write = new CompletableFuture<>();
+            ops.add(client.transactionOp().setData().withVersion(p.version).forPath(p.path, lease.bytes()));
             long t0 = System.nanoTime();
-            zk.getChildren(ZKPaths.fixForNamespace(namespace, parent), false,
-                    (rc, path, ctx, list) -> complete(listed, rc, path, list), null);
-            zk.setData(ZKPaths.fixForNamespace(namespace, p.path), lease.bytes(), p.version,
-                    (rc, path, ctx, stat) -> complete(write, rc, path, stat), null);
-            long bound = Math.max(1_000, zk.getSessionTimeout());
             try {
-                written = answer(write, bound);
+                List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
+                written = results.get(results.size() - 1).getResultStat();
+            } catch (KeeperException.NodeExistsException inFront) {
+                return null;
             } catch (KeeperException.NoNodeException | KeeperException.BadVersionException lost) {
                 drop(r.token(), p);
                 return null;
             }
             session.contact(t0);
-            p.version = written.getVersion();
-            p.serverNow = written.getMtime();
-            p.serverNowAt = t0;
-            try {
-                children = answer(listed, bound);
-            } catch (KeeperException failed) {
-                children = null;
-            }
-            if (children != null && children.contains(p.path.substring(parent.length() + 1))
-                    && LockNodes.inFront(children, p.seq).isEmpty()) {
-                p.open = false;
-                places.remove(r.token(), p);
-            } else {
-                children = null;
-            }
-        }
-        if (children == null) {
-            if (!p.touch()) {
-                drop(r.token(), p);
-            }
-            return null;
+            p.open = false;
+            places.remove(r.token(), p);
         }
         leases.granted(r.token(), new Found(p.path, written, lease, written.getMtime(), System.nanoTime()));
         return new Grant(p.czxid, Instant.ofEpochMilli(written.getMtime()), Instant.ofEpochMilli(written.getMtime() + ttlMs));
     }
 
-    private static <T> void complete(CompletableFuture<T> request, int rc, String path, @Nullable T result) {
-        if (rc == KeeperException.Code.OK.intValue() && result != null) {
-            request.complete(result);
-        } else {
-            request.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), path));
-        }
-    }
-
-    /**
-     * The answer to a request sent on the ZooKeeper handle, or the {@link KeeperException} it ended
-     * with. The handle answers every request it sent, with a connection loss if need be; the bound
-     * is only there so that no try can hang should it not.
-     */
-    private static <T> T answer(CompletableFuture<T> request, long boundMs) throws Exception {
-        try {
-            return request.get(boundMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception cause) {
-                throw cause;
-            }
-            throw e;
-        } catch (TimeoutException e) {
-            throw new KeeperException.OperationTimeoutException();
-        }
+    private static List<String> concat(List<String> nodes, String last) {
+        List<String> all = new ArrayList<>(nodes);
+        all.add(last);
+        return all;
     }
 
     /** Makes the place the holder: a versioned write of lease data (its mtime starts the lease). */

@@ -164,28 +164,31 @@ class ZooKeeperWaitingLineTest {
     }
 
     /**
-     * A waiter woken because the node right ahead of it went, while the holder still holds, sends its
-     * listing and its promotion together (the promotion goes out before it can know): it must not be
-     * granted, and its node must be a place again, judged by the queue timeout, not the lease's TTL.
+     * A waiter woken because the node right ahead of it went, while the holder still holds, tries
+     * its one-transaction promotion: it must not be granted, and its place must not have been
+     * written at all (a waiter paused in the middle of its try must still hold the line up for no
+     * longer than the queue timeout, which a place rewritten as a lease would not).
      */
     @Test
-    void aWaiterWokenWhileTheHolderStillHoldsIsNotGrantedAndIsAPlaceAgain() throws Exception {
+    void aWaiterWokenWhileTheHolderStillHoldsIsNotGrantedAndItsPlaceIsNotWritten() throws Exception {
         Held line = held("not-first");
         String name = line.name();
-        ZooKeeperLockStore second = store(Duration.ofSeconds(3));
+        ZooKeeperLockStore second = store(Duration.ofSeconds(60)); // touched every 20 s: not during the test
         java.util.concurrent.Semaphore woken = new java.util.concurrent.Semaphore(0);
         second.watchReleases(name, t -> woken.release());
         assertThat(line.waiter().tryAcquire(new AcquireRequest(name, "first", "w1", Duration.ofSeconds(30), true))).isEmpty();
         assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isEmpty();
         String parent = second.lockPath(name);
+        String place = parent + "/" + nodes(line.raw(), parent).stream().filter(c -> c.startsWith(LockNodes.nodePrefix("w2")))
+                .findFirst().orElseThrow();
+        int version = line.raw().checkExists().forPath(place).getVersion();
 
         line.waiter().stopWaiting(name, "w1");
         assertThat(woken.tryAcquire(10, TimeUnit.SECONDS)).as("the second waiter is woken").isTrue();
         assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isEmpty();
-        assertThat(second.turns()).as("the woken try sent its listing and promotion together").isEqualTo(1);
-        String place = nodes(line.raw(), parent).stream().filter(c -> c.startsWith(LockNodes.nodePrefix("w2"))).findFirst().orElseThrow();
-        assertThat(new ObjectMapper().readTree(line.raw().getData().forPath(parent + "/" + place)).get("queued").asBoolean())
-                .as("the node is a place again").isTrue();
+        assertThat(second.turns()).as("the woken try was the one-transaction promotion").isEqualTo(1);
+        assertThat(line.raw().checkExists().forPath(place).getVersion()).as("the place was not written").isEqualTo(version);
+        assertThat(new ObjectMapper().readTree(line.raw().getData().forPath(place)).get("queued").asBoolean()).isTrue();
         assertThat(line.holder().heldLocks()).filteredOn(i -> i.name().equals(name)).singleElement()
                 .satisfies(i -> assertThat(i.owner()).isEqualTo("holder"));
 
@@ -193,6 +196,23 @@ class ZooKeeperWaitingLineTest {
         assertThat(woken.tryAcquire(10, TimeUnit.SECONDS)).as("the second waiter is woken by the release").isTrue();
         assertThat(second.tryAcquire(new AcquireRequest(name, "second", "w2", Duration.ofSeconds(30), true))).isPresent();
         assertThat(second.turns()).isEqualTo(2);
+    }
+
+    /** A hold marker left by a release with lockAtLeastFor is in front too: the woken waiter's transaction sees it. */
+    @Test
+    void aWaiterWokenByAReleaseThatLeftAHoldMarkerIsNotGrantedBeforeTheHoldEnds() throws Exception {
+        Held line = held("hold-marker");
+        String name = line.name();
+        ZooKeeperLockStore waiter = line.waiter();
+        java.util.concurrent.Semaphore woken = new java.util.concurrent.Semaphore(0);
+        waiter.watchReleases(name, t -> woken.release());
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true))).isEmpty();
+        assertThat(line.holder().release(name, "h", Duration.ofSeconds(30))).isTrue(); // held on by the marker
+        assertThat(woken.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.tryAcquire(new AcquireRequest(name, "waiter", "w", Duration.ofSeconds(30), true)))
+                .as("granted while the hold marker holds the lock").isEmpty();
+        assertThat(waiter.turns()).isEqualTo(1);
+        assertThat(nodes(line.raw(), waiter.lockPath(name))).contains(LockNodes.HOLD);
     }
 
     @Test
