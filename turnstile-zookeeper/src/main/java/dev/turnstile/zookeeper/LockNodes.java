@@ -176,7 +176,12 @@ final class LockNodes {
                 throw cut;
             }
             Stat p = results.get(1).getResultStat();
-            return new Created(results.get(0).getResultPath(), p.getMzxid(), p.getMtime(), p.getNumChildren() == 1);
+            // The node's own name, under the parent as this store names it: the path a transaction's
+            // create returns still carries a chroot of the connect string (ZooKeeper's client strips
+            // it from a plain create's answer, not from a transaction's).
+            String made = results.get(0).getResultPath();
+            return new Created(parent + "/" + made.substring(made.lastIndexOf('/') + 1), p.getMzxid(), p.getMtime(),
+                    p.getNumChildren() == 1);
         }
     }
 

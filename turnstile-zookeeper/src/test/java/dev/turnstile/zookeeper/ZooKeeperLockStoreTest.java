@@ -17,6 +17,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
@@ -475,6 +476,45 @@ class ZooKeeperLockStoreTest {
                     .hasMessageContaining("the store's nodes would go to " + message).hasMessageContaining("keeps for itself");
             assertThat(c.getState()).as("the client was not started")
                     .isEqualTo(org.apache.curator.framework.imps.CuratorFrameworkState.LATENT);
+        }
+    }
+
+    /**
+     * Attack finding (2026-11-28): over a Curator client whose connect string ends in a chroot, the
+     * store took a lock about once in a hundred tries and left nodes behind: the path a transaction's
+     * create returns carries the chroot, which the client does not strip from it.
+     */
+    @Test
+    void aClientWithAChrootTakesWaitsAndReleasesAndLeavesNothing() throws Exception {
+        String chroot = "/" + unique("chroot");
+        try (CuratorFramework plain = curator()) {
+            plain.create().forPath(chroot);
+            String connect = ZooKeeperServers.shared().getConnectString() + chroot;
+            try (CuratorFramework a = CuratorFrameworkFactory.builder().connectString(connect).retryPolicy(new RetryNTimes(1, 100)).build();
+                    CuratorFramework b = CuratorFrameworkFactory.builder().connectString(connect).retryPolicy(new RetryNTimes(1, 100)).build()) {
+                a.start();
+                b.start();
+                try (Turnstile first = Turnstile.builder(ZooKeeperLockStore.builder(a).build()).build();
+                        Turnstile second = Turnstile.builder(ZooKeeperLockStore.builder(b).build()).build()) {
+                    LockOptions options = LockOptions.lockAtMostFor(Duration.ofSeconds(30));
+                    for (int i = 0; i < 20; i++) {
+                        Lease held = first.tryAcquire("job", options).orElseThrow();
+                        assertThat(second.tryAcquire("job", options)).as("busy while held").isEmpty();
+                        java.util.concurrent.CompletableFuture<Optional<Lease>> waiting = java.util.concurrent.CompletableFuture
+                                .supplyAsync(() -> {
+                                    try {
+                                        return second.acquire("job", options, Duration.ofSeconds(10));
+                                    } catch (InterruptedException e) {
+                                        throw new IllegalStateException(e);
+                                    }
+                                });
+                        await().atMost(Duration.ofSeconds(10)).until(() -> plain.getChildren().forPath(chroot + "/turnstile/locks/job").size() == 2);
+                        held.release();
+                        waiting.get(15, java.util.concurrent.TimeUnit.SECONDS).orElseThrow().release();
+                    }
+                }
+            }
+            assertThat(plain.getChildren().forPath(chroot + "/turnstile/locks/job")).as("lock nodes left under the chroot").isEmpty();
         }
     }
 
