@@ -200,7 +200,8 @@ final class LockNodes {
      * sets the watch too, so one request does both. A place just made behind other waiters leaves
      * the front unjudged: the waiter right behind the front judges it on each of its own tries, and
      * this waiter's next try (a wake or a poll) judges it if it is still in front. That saves a read
-     * per queueing, which on a busy lock is most of what separates this line from a bare one.
+     * per queueing. The look also keeps the nodes it found in front, for the woken waiter's
+     * one-transaction turn ({@code WaitingLine.takeTurn}).
      */
     static final class Look {
         final CuratorWatcher watcher;

@@ -382,7 +382,7 @@ final class WaitingLine {
         return wakeUps.get();
     }
 
-    /** How many tries sent their listing and promotion together, after the node ahead went (for tests). */
+    /** How many woken tries took their turn by one transaction, granted or not (for tests). */
     long turns() {
         return turns.get();
     }

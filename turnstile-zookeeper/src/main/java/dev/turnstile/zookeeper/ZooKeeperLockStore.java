@@ -178,7 +178,7 @@ public final class ZooKeeperLockStore implements LockStore, NotifiesReleases, Se
         return line.places();
     }
 
-    /** How many waiting tries sent their listing and promotion together (for tests). */
+    /** How many woken waiting tries took their turn by one transaction, granted or not (for tests). */
     long turns() {
         return line.turns();
     }
