@@ -180,8 +180,37 @@ final class LockNodes {
             // create returns still carries a chroot of the connect string (ZooKeeper's client strips
             // it from a plain create's answer, not from a transaction's).
             String made = results.get(0).getResultPath();
-            return new Created(parent + "/" + made.substring(made.lastIndexOf('/') + 1), p.getMzxid(), p.getMtime(),
-                    p.getNumChildren() == 1);
+            String path = parent + "/" + made.substring(made.lastIndexOf('/') + 1);
+            if (sequence(path) < 0) {
+                // The parent's sequence counter (a signed int: every child made or deleted since the
+                // parent was made counts) has run past its largest value, and new names get negative
+                // numbers, which would sort ahead of the line: the node must not stay. An empty
+                // parent is made anew (with a fresh counter); one with nodes left waits for them.
+                deleteQuietly(path, parent);
+                if (attempt < 3 && deleteIfEmpty(parent)) {
+                    continue;
+                }
+                throw new StoreUnavailableException("the lock under " + parent + " on " + description + " cannot take "
+                        + "new nodes: ZooKeeper's sequence counter of its node has run out (2^31 nodes made and deleted "
+                        + "under it since it was made). It is made anew as soon as the lock is free and nobody waits; "
+                        + "until then acquires of it fail", null);
+            }
+            return new Created(path, p.getMzxid(), p.getMtime(), p.getNumChildren() == 1);
+        }
+    }
+
+    /** Deletes the lock's parent if it has no children; true if it is gone. */
+    private boolean deleteIfEmpty(String parent) {
+        try {
+            client.delete().forPath(parent);
+            return true;
+        } catch (KeeperException.NoNodeException gone) {
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception notEmpty) {
+            return false;
         }
     }
 

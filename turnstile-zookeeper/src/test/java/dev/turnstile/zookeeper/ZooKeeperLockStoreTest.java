@@ -518,6 +518,20 @@ class ZooKeeperLockStoreTest {
         }
     }
 
+    /**
+     * Past 2^31 children made and deleted under one parent, ZooKeeper names the next sequential node
+     * with a negative number ({@code %010d} of a signed int), which the store refuses
+     * ({@code LockNodes.create}): such a node would sort ahead of the line. Only the parsing is tested
+     * here; making 2^31 nodes is not a unit test.
+     */
+    @Test
+    void aSequenceNumberPastTheCountersEndReadsNegative() {
+        assertThat(LockNodes.sequence("/t/locks/x/" + LockNodes.nodePrefix("tok") + String.format(java.util.Locale.ROOT, "%010d", Integer.MIN_VALUE)))
+                .isNegative();
+        assertThat(LockNodes.sequence("/t/locks/x/" + LockNodes.nodePrefix("tok") + String.format(java.util.Locale.ROOT, "%010d", Integer.MAX_VALUE)))
+                .isEqualTo(Integer.MAX_VALUE);
+    }
+
     @Test
     void aNamespaceThatOnlyStartsLikeZookeeperIsAnOrdinaryPath() {
         try (CuratorFramework c = CuratorFrameworkFactory.builder().connectString("127.0.0.1:1").namespace("zookeeper2")
