@@ -62,7 +62,7 @@ final class LockWait {
     Optional<Lease> run() throws InterruptedException {
         try {
             if (!seat.awaitTurn(deadline)) {
-                return won(turnstile.tryAcquire(name, options, false, token));
+                return won(interruptible(() -> turnstile.tryAcquire(name, options, false, token)));
             }
             // A subscription left open by an earlier wait on this name also wakes the courtesy wait.
             watch = turnstile.watches.joinIfOpen(name);
@@ -129,8 +129,17 @@ final class LockWait {
      */
     private Optional<Lease> tryStore() throws InterruptedException {
         queued |= watch != null;
+        return interruptible(() -> turnstile.tryAcquire(name, options, watch != null, token));
+    }
+
+    /**
+     * A try in the store, whose failure is an {@link InterruptedException} when an interrupt cut it
+     * off: a store whose client stops waiting for the answer when interrupted reports that as
+     * unavailable, with the thread's flag up.
+     */
+    private Optional<Lease> interruptible(java.util.function.Supplier<Optional<Lease>> attempt) throws InterruptedException {
         try {
-            return turnstile.tryAcquire(name, options, watch != null, token);
+            return attempt.get();
         } catch (StoreUnavailableException e) {
             checkInterrupted();
             throw e;

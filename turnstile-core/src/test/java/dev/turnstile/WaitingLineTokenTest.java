@@ -124,6 +124,52 @@ class WaitingLineTokenTest {
         assertEquals(List.of("n/" + store.tries.get(0).token()), store.stopped);
     }
 
+    /**
+     * A wait whose turn among this client's threads never came makes one try of its own at its
+     * deadline; an interrupt that cuts that try off in the store (which reports it unavailable, the
+     * flag up, as ZooKeeper's client does) ends the wait with InterruptedException, as on every
+     * other try (found by the 2026-11-28 attack on the ZooKeeper line).
+     */
+    @Test
+    void anInterruptThatCutsOffTheTryAfterTheTurnNeverCameIsAnInterrupt() throws Exception {
+        java.util.concurrent.CountDownLatch firstWaits = new java.util.concurrent.CountDownLatch(1);
+        QueueingStore store = new QueueingStore() {
+            @Override
+            public Optional<Grant> tryAcquire(AcquireRequest r) {
+                if (Thread.currentThread().getName().equals("second")) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreUnavailableException("cut off", new InterruptedException());
+                }
+                firstWaits.countDown();
+                return super.tryAcquire(r);
+            }
+        };
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Thread first = new Thread(() -> {
+                try {
+                    t.acquire("n", OPTIONS, Duration.ofSeconds(3));
+                } catch (InterruptedException ignored) {
+                    // the test ends it
+                }
+            });
+            first.start();
+            assertTrue(firstWaits.await(5, java.util.concurrent.TimeUnit.SECONDS));
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread second = new Thread(() -> {
+                try {
+                    t.acquire("n", OPTIONS, Duration.ofMillis(200)); // its turn never comes: the first waits ahead
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            }, "second");
+            second.start();
+            second.join(5_000);
+            first.interrupt();
+            first.join(5_000);
+            assertTrue(thrown.get() instanceof InterruptedException, "thrown: " + thrown.get());
+        }
+    }
+
     @Test
     void triesWithoutWaitingUseAFreshTokenEachAndLeaveNoLine() {
         QueueingStore store = new QueueingStore();

@@ -134,7 +134,7 @@ class RedisReplicaTest {
     @Test
     void concurrentAcquiresShareWaitsAndEachIsOnTheReplicaWhenItReturns() throws Exception {
         int threads = 8;
-        int each = 100;
+        int each = 50;
         RedisClient onReplica = RedisClient.create("redis://" + replica.hostPort());
         try (LockStore store = LockStores.open("redis://" + master.hostPort());
                 var replicaConnection = onReplica.connect()) {
