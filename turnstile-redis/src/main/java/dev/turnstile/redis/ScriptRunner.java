@@ -5,6 +5,7 @@ import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
@@ -49,8 +50,6 @@ final class ScriptRunner {
     /** Throws if the store is closed; called again under this runner's lock, which {@link #close} takes. */
     private final Runnable checkOpen;
     private final Map<String, String> shas = new ConcurrentHashMap<>();
-    /** The {@code WAIT}s of the command connection (standalone and Sentinel), shared by its writes. */
-    private final ReplicaWaits waits = new ReplicaWaits();
     /** When the last connect failed, and why: calls fail fast for a moment after (see {@link #commands()}). */
     private volatile long connectFailedAt;
     private volatile @Nullable RedisException connectFailure;
@@ -90,9 +89,8 @@ final class ScriptRunner {
     /**
      * Runs a write script, then, if replicas must acknowledge it, {@code WAIT}s for them on the
      * same connection (WAIT covers everything the connection wrote before it). On a standalone or
-     * Sentinel master the two go out together (one round trip), and writes of other threads sent
-     * while a {@code WAIT} is in flight share the next one ({@link ReplicaWaits}); on Cluster the
-     * WAIT follows on the connection to the key's master.
+     * Sentinel master the two go out together (one round trip); on Cluster the WAIT follows on the
+     * connection to the key's master.
      */
     Acked runAcked(String verb, String name, String script, String[] keys, String... args) {
         int required;
@@ -114,19 +112,20 @@ final class ScriptRunner {
             }
             Open o = opened();
             RedisClusterAsyncCommands<String, String> async = o.async();
-            // A write may wait behind the WAIT in flight and then for the next one: two of them.
-            long limit = o.connection().getTimeout().toNanos() + 2 * replicaAcks.timeout().toNanos();
+            long limit = o.connection().getTimeout().toNanos() + replicaAcks.timeout().toNanos();
             String sha = sha(script, o.sync());
-            ReplicaWaits.Sent<Long> sent = waits.send(async, () -> async.evalsha(sha, ScriptOutputType.INTEGER, keys, args),
-                    required, ackMillis);
+            RedisFuture<Long> write = async.evalsha(sha, ScriptOutputType.INTEGER, keys, args);
+            RedisFuture<Long> wait = async.waitForReplication(required, ackMillis);
             Long result;
             try {
-                result = LettuceFutures.awaitOrCancel(sent.write(), limit, TimeUnit.NANOSECONDS);
+                result = LettuceFutures.awaitOrCancel(write, limit, TimeUnit.NANOSECONDS);
             } catch (RedisNoScriptException e) {
-                sent = waits.send(async, () -> async.eval(script, ScriptOutputType.INTEGER, keys, args), required, ackMillis);
-                result = LettuceFutures.awaitOrCancel(sent.write(), limit, TimeUnit.NANOSECONDS);
+                LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS);
+                result = LettuceFutures.awaitOrCancel(async.<Long>eval(script, ScriptOutputType.INTEGER, keys, args), limit,
+                        TimeUnit.NANOSECONDS);
+                wait = async.waitForReplication(required, ackMillis);
             }
-            return new Acked(result, ReplicaWaits.await(sent.acked(), limit), required);
+            return new Acked(result, LettuceFutures.awaitOrCancel(wait, limit, TimeUnit.NANOSECONDS), required);
         } catch (RedisException e) {
             throw unavailable(verb + " lock '" + name + "'", e);
         }

@@ -127,12 +127,12 @@ class RedisReplicaTest {
     }
 
     /**
-     * Threads sharing the store's one connection share its WAITs: the acquires sent while one is in
-     * flight are covered by the next (so fewer WAITs than acquires), and still none returns before
-     * the replica has it.
+     * Threads sharing the store's one connection: none of their acquires returns before the replica
+     * has it. (This test caught a group commit of WAITs, tried on 2026-11-28 and withdrawn: a WAIT
+     * sent from the connection's I/O thread went out ahead of writes other threads had queued.)
      */
     @Test
-    void concurrentAcquiresShareWaitsAndEachIsOnTheReplicaWhenItReturns() throws Exception {
+    void concurrentAcquiresAreEachOnTheReplicaWhenTheyReturn() throws Exception {
         int threads = 8;
         int each = 50;
         RedisClient onReplica = RedisClient.create("redis://" + replica.hostPort());
@@ -166,7 +166,7 @@ class RedisReplicaTest {
             pool.shutdown();
             assertThat(missing).as("acquires that returned before the replica had them").isZero();
             assertThat(waitCalls() - waits).as("WAITs for %d acquires on %d threads", threads * each, threads)
-                    .isPositive().isLessThan(threads * each);
+                    .isGreaterThanOrEqualTo(threads * each);
         } finally {
             onReplica.shutdown();
         }
