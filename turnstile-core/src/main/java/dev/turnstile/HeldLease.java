@@ -55,7 +55,7 @@ final class HeldLease implements Lease {
     /** Whether the store said others ended the lease (see {@link LeaseProof#ended}, {@link ReleaseOutcome#NOT_OWNER}). */
     private volatile boolean endedByOthers;
     private @Nullable ScheduledFuture<?> renewal; // guarded by this
-    private @Nullable ScheduledFuture<?> deadlineCheck; // guarded by this
+    private DeadlineTimer.@Nullable Check deadlineCheck; // guarded by this
     private boolean deadlineWatched; // guarded by this
     /** The store's limit on the lease's proof (a suspended session), or {@link LeaseProof#NO_LIMIT}. */
     private volatile long proofLimitNanos = LeaseProof.NO_LIMIT; // written under this
@@ -388,9 +388,9 @@ final class HeldLease implements Lease {
     /** Caller holds this. */
     private void armDeadlineCheck() {
         if (deadlineCheck != null) {
-            deadlineCheck.cancel(false);
+            deadlineCheck.cancel();
         }
-        deadlineCheck = keeper.schedule(this::checkDeadline, deadlineNanos - System.nanoTime());
+        deadlineCheck = keeper.checkAt(deadlineNanos, this::checkDeadline);
     }
 
     /**
@@ -417,7 +417,7 @@ final class HeldLease implements Lease {
             renewal = null;
         }
         if (deadlineCheck != null) {
-            deadlineCheck.cancel(false);
+            deadlineCheck.cancel();
             deadlineCheck = null;
         }
     }

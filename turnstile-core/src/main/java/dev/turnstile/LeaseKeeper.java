@@ -17,16 +17,28 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class LeaseKeeper implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
+    private final DeadlineTimer deadlines;
 
     LeaseKeeper() {
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("turnstile-timer"));
         this.timer.setRemoveOnCancelPolicy(true);
         this.workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), daemon("turnstile-keeper"));
+        this.deadlines = new DeadlineTimer(timer);
     }
 
     ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
         return timer.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs a deadline check on the timer thread at {@code dueNanos} ({@link System#nanoTime()}),
+     * without a timer entry of its own (see {@link DeadlineTimer}).
+     *
+     * @throws java.util.concurrent.RejectedExecutionException if the timer has stopped
+     */
+    DeadlineTimer.Check checkAt(long dueNanos, Runnable check) {
+        return deadlines.schedule(dueNanos, check);
     }
 
     /** Runs a store call or a user callback off the timer thread. */
