@@ -308,11 +308,20 @@ final class HeldLease implements Lease {
             }
             turnstile.forget(this);
             ReleaseResult applied;
+            // A release runs to its end on an interrupted thread: that is how a job's finally runs
+            // after an executor's shutdownNow, and clients that refuse to send on such a thread
+            // (Lettuce, Curator, the MongoDB driver) left the lock taken until its TTL. The call is
+            // bounded by the store's own timeouts; the caller gets its interrupt back.
+            boolean interrupted = Thread.interrupted();
             try {
                 applied = turnstile.endLease(name, token, lockAtLeastFor);
             } catch (StoreUnavailableException e) {
                 turnstile.listeners.storeFailed(name, e);
                 throw e;
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
             long now = System.nanoTime();
             ReleaseOutcome result;

@@ -110,7 +110,9 @@ public interface Lease extends AutoCloseable {
     /**
      * Releases the lease. Idempotent: a second call returns the first call's outcome without
      * touching the store. A release before {@code lockAtLeastFor} has passed shortens the lease to
-     * that point instead of freeing it.
+     * that point instead of freeing it. A release runs to its end on an interrupted thread (within
+     * the store's own timeouts), so a job's {@code finally} reached by an executor's
+     * {@code shutdownNow} still frees the lock; the thread stays interrupted.
      *
      * @return what happened
      * @throws StoreUnavailableException if the store cannot be reached; renewals stop, the lease

@@ -220,7 +220,19 @@ final class HeldClaim implements Claim {
             if (s == State.LOST) {
                 return ClaimOutcome.LOST;
             }
-            if (!write.run()) {
+            // An ending write runs to its end on an interrupted thread (a step's finally after an
+            // executor's shutdownNow): clients that refuse to send on such a thread (the MongoDB
+            // driver) left the task claimed until its lock timeout. The caller gets its interrupt back.
+            boolean interrupted = ends && Thread.interrupted();
+            boolean applied;
+            try {
+                applied = write.run();
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (!applied) {
                 markLost("a " + what + " was refused: " + REFUSED);
                 return ClaimOutcome.LOST;
             }

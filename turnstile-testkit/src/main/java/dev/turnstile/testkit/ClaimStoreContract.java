@@ -451,6 +451,39 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
+    @DisplayName("unlock, moveTo and close on an interrupted thread are applied, and the thread stays interrupted")
+    void endingWritesOnAnInterruptedThread() throws Exception {
+        // how a step's finally runs after an executor's shutdownNow
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), b -> b.relockFloor(ms(300)));
+        insertTasks(t, "Deleting", System.currentTimeMillis(), List.of("u", "m", "c"));
+        List<Claim> claims = c.claim(ClaimFilter.where("phase", "Deleting"), 3);
+        assertThat(claims).hasSize(3);
+        List<Object> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread worker = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                seen.add(claims.get(0).unlock());
+                seen.add(Thread.currentThread().isInterrupted());
+                seen.add(claims.get(1).moveTo("Deleted"));
+                seen.add(Thread.currentThread().isInterrupted());
+                claims.get(2).close();
+                seen.add(Thread.currentThread().isInterrupted());
+            } catch (RuntimeException | Error e) {
+                seen.add(e);
+            }
+        }, "interrupted-worker");
+        worker.start();
+        worker.join(30_000);
+        assertThat(seen).containsExactly(ClaimOutcome.APPLIED, true, ClaimOutcome.APPLIED, true, true);
+        assertThat(lockedAtOf(t, claims.get(0).id())).as("unlocked").isZero();
+        assertThat(phaseOf(t, claims.get(1).id())).isEqualTo("Deleted");
+        String closed = claims.get(2).id();
+        await("relocked by close: due after the floor, not the lock timeout").atMost(ms(5000))
+                .until(() -> c.claim(ClaimFilter.where("phase", "Deleting"), 10).stream().anyMatch(x -> x.id().equals(closed)));
+    }
+
+    @Test
     @DisplayName("close() relocks a claim the step did not end, so a failed step is retried after the backoff")
     void closeRelocks() {
         ClaimTable t = freshTable();

@@ -469,6 +469,27 @@ public abstract class LockStoreContract {
         }
 
         @Test
+        @DisplayName("a release on an interrupted thread frees the lock and leaves the thread interrupted")
+        void releaseOnAnInterruptedThread() throws Exception {
+            // The usual way there: an executor's shutdownNow interrupts a job whose finally releases.
+            String name = unique("interrupted-release");
+            Lease lease = held(client().tryAcquire(name, ttl(60_000)));
+            java.util.concurrent.CompletableFuture<Object> done = new java.util.concurrent.CompletableFuture<>();
+            Thread releaser = new Thread(() -> {
+                Thread.currentThread().interrupt();
+                try {
+                    ReleaseOutcome outcome = lease.release();
+                    done.complete(outcome + (Thread.currentThread().isInterrupted() ? "" : " (interrupt lost)"));
+                } catch (RuntimeException | Error e) {
+                    done.complete(e);
+                }
+            }, "interrupted-releaser");
+            releaser.start();
+            assertThat(done.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(ReleaseOutcome.RELEASED.toString());
+            assertThat(client().tryAcquire(name, ttl(10_000))).as("the lock is free at once, not after its TTL").isPresent();
+        }
+
+        @Test
         @DisplayName("a force release frees the lock and the holder's release then says NOT_OWNER")
         void forceRelease() {
             String name = unique("force");
