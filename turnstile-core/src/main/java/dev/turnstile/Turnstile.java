@@ -494,8 +494,32 @@ public final class Turnstile implements AutoCloseable {
         }
     }
 
-    /** The acquire may have committed before the error: free its token rather than strand the lock. */
+    /**
+     * The acquire may have committed before the error: free its token rather than strand the lock.
+     * When an interrupt cut the acquire off (it may have been sent all the same), the undo goes to a
+     * keeper thread: clients refuse to send on an interrupted thread (Lettuce, Curator, the MongoDB
+     * driver), and the interrupted caller should not wait for the store either.
+     */
     private void undoAmbiguousAcquire(String name, String token) {
+        if (Thread.currentThread().isInterrupted()) {
+            try {
+                keeper.execute(() -> undoNow(name, token));
+                return;
+            } catch (RejectedExecutionException closing) {
+                // the client is closing: undo here, with the interrupt set aside for the call
+            }
+            Thread.interrupted();
+            try {
+                undoNow(name, token);
+            } finally {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        undoNow(name, token);
+    }
+
+    private void undoNow(String name, String token) {
         try {
             store.release(name, token, Duration.ZERO);
         } catch (RuntimeException ignored) {
