@@ -103,22 +103,27 @@ final class DeadlineTimer {
             armed = null;
         }
         long now = System.nanoTime();
-        for (Check first = firstOrNull(); first != null && first.dueNanos - now <= 0; first = firstOrNull()) {
-            if (checks.remove(first)) {
-                try {
-                    first.task.run();
-                } catch (RuntimeException e) {
-                    // one lease's check must not stop the others'
-                    log.error("a lease's deadline check failed", e);
+        try {
+            for (Check first = firstOrNull(); first != null && first.dueNanos - now <= 0; first = firstOrNull()) {
+                if (checks.remove(first)) {
+                    try {
+                        first.task.run();
+                    } catch (RuntimeException e) {
+                        // one lease's check must not stop the others'
+                        log.error("a lease's deadline check failed", e);
+                    }
                 }
             }
-        }
-        Check next = firstOrNull();
-        if (next != null) {
-            try {
-                armFor(next.dueNanos);
-            } catch (RejectedExecutionException closing) {
-                // the client is closing: its leases end with it
+        } finally {
+            // Also after an Error (a keeper thread that could not be made): the checks left must
+            // keep a timer entry, as each had one of its own before.
+            Check next = firstOrNull();
+            if (next != null) {
+                try {
+                    armFor(next.dueNanos);
+                } catch (RejectedExecutionException closing) {
+                    // the client is closing: its leases end with it
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ import dev.turnstile.spi.WatchesLeases;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -308,20 +309,11 @@ final class HeldLease implements Lease {
             }
             turnstile.forget(this);
             ReleaseResult applied;
-            // A release runs to its end on an interrupted thread: that is how a job's finally runs
-            // after an executor's shutdownNow, and clients that refuse to send on such a thread
-            // (Lettuce, Curator, the MongoDB driver) left the lock taken until its TTL. The call is
-            // bounded by the store's own timeouts; the caller gets its interrupt back.
-            boolean interrupted = Thread.interrupted();
             try {
-                applied = turnstile.endLease(name, token, lockAtLeastFor);
+                applied = endLeaseThroughInterrupts(lockAtLeastFor, wasLost);
             } catch (StoreUnavailableException e) {
                 turnstile.listeners.storeFailed(name, e);
                 throw e;
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
             }
             long now = System.nanoTime();
             ReleaseOutcome result;
@@ -348,6 +340,74 @@ final class HeldLease implements Lease {
             return result;
         } finally {
             storeCalls.unlock();
+        }
+    }
+
+    /**
+     * Ends the lease in the store whatever interrupts the calling thread gets: that is how a job's
+     * {@code finally} runs after an executor's {@code shutdownNow}, and clients that check for an
+     * interrupt before they send or while they wait (Lettuce, Curator, the MongoDB driver) failed
+     * the release and left the lock taken until its TTL. A pending interrupt is set aside for the
+     * call. One that comes during it still cuts it off there; the call is then made again on a
+     * keeper thread, which no interrupt of the caller's reaches, and waited for without being
+     * interruptible (bounded by the store's own timeouts). The caller gets its interrupt back.
+     */
+    private ReleaseResult endLeaseThroughInterrupts(Duration lockAtLeastFor, boolean wasLost) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            try {
+                return turnstile.endLease(name, token, lockAtLeastFor);
+            } catch (StoreUnavailableException cut) {
+                if (!Thread.interrupted()) {
+                    throw cut;
+                }
+                interrupted = true;
+                log.debug("releasing lock '{}' was cut off by an interrupt ({}); releasing it again on a keeper thread",
+                        name, cut.getMessage());
+            }
+            long again = System.nanoTime();
+            CompletableFuture<ReleaseResult> retry = new CompletableFuture<>();
+            Runnable call = () -> {
+                try {
+                    retry.complete(turnstile.endLease(name, token, lockAtLeastFor));
+                } catch (RuntimeException | Error e) {
+                    retry.completeExceptionally(e);
+                }
+            };
+            try {
+                keeper.execute(call);
+            } catch (RejectedExecutionException closing) {
+                call.run(); // the client is closing: here, the interrupt still set aside
+            }
+            ReleaseResult result;
+            while (true) {
+                try {
+                    result = retry.get();
+                    break;
+                } catch (InterruptedException more) {
+                    interrupted = true;
+                } catch (ExecutionException failed) {
+                    Throwable cause = failed.getCause();
+                    if (cause instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    if (cause instanceof Error e) {
+                        throw e;
+                    }
+                    throw new IllegalStateException(cause);
+                }
+            }
+            // The cut-off call may have been applied, and the lock then is no longer this token's.
+            // Asked again before the local deadline (so before the store could expire it), and
+            // with no word of others ending it, that was the cut-off call's doing.
+            if (result == ReleaseResult.NOT_HELD && !wasLost && !endedByOthers && again - deadlineNanos < 0) {
+                return ReleaseResult.ENDED;
+            }
+            return result;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

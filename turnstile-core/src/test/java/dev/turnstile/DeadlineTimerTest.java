@@ -77,6 +77,16 @@ class DeadlineTimerTest {
     }
 
     @Test
+    void aCheckThatThrowsAnErrorDoesNotStrandTheOthers() throws Exception {
+        CountDownLatch later = new CountDownLatch(1);
+        deadlines.schedule(in(30), () -> {
+            throw new OutOfMemoryError("unable to create native thread (a test)");
+        });
+        deadlines.schedule(in(80), later::countDown);
+        assertThat(later.await(2, TimeUnit.SECONDS)).as("the check after the one that threw an Error ran").isTrue();
+    }
+
+    @Test
     void aCheckAlreadyDueRunsAtOnce() throws Exception {
         CountDownLatch ran = new CountDownLatch(1);
         deadlines.schedule(in(60_000), () -> { });

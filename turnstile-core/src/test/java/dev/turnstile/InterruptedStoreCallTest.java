@@ -13,6 +13,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Store calls that clean up (a release, the undo of an acquire whose answer an interrupt cut off)
@@ -71,6 +73,56 @@ class InterruptedStoreCallTest {
             store.cutOff = false;
             assertThat(t.tryAcquire("job", LockOptions.lockAtMostFor(Duration.ofSeconds(5)))).as("the lock is free, not held for its TTL")
                     .isPresent();
+        }
+    }
+
+    /** A store whose first release is cut off by an interrupt that comes during the call, after or before the store applied it. */
+    static final class InterruptedDuringRelease implements LockStore {
+        final InMemoryLockStore inner = new InMemoryLockStore();
+        final boolean appliedBeforeTheCut;
+        final java.util.concurrent.atomic.AtomicInteger releases = new java.util.concurrent.atomic.AtomicInteger();
+
+        InterruptedDuringRelease(boolean appliedBeforeTheCut) {
+            this.appliedBeforeTheCut = appliedBeforeTheCut;
+        }
+
+        @Override public Optional<Grant> tryAcquire(AcquireRequest r) { return inner.tryAcquire(r); }
+
+        @Override
+        public boolean release(String name, String token, Duration atLeast) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new StoreUnavailableException("cannot release lock '" + name + "': Command interrupted", null);
+            }
+            if (releases.incrementAndGet() == 1) {
+                if (appliedBeforeTheCut) {
+                    inner.release(name, token, atLeast);
+                }
+                Thread.currentThread().interrupt(); // shutdownNow, while the client waits for the answer
+                throw new StoreUnavailableException("cannot release lock '" + name + "': Command interrupted", null);
+            }
+            return inner.release(name, token, atLeast);
+        }
+
+        @Override public boolean extend(String n, String t, Duration ttl) { return inner.extend(n, t, ttl); }
+        @Override public List<LockInfo> heldLocks() { return inner.heldLocks(); }
+        @Override public boolean forceRelease(String n) { return inner.forceRelease(n); }
+        @Override public String description() { return "interrupted-during-release"; }
+    }
+
+    @ParameterizedTest(name = "applied before the cut: {0}")
+    @ValueSource(booleans = {true, false})
+    void aReleaseCutOffByAnInterruptDuringTheCallIsMadeAgainAndSaysReleased(boolean appliedBeforeTheCut) {
+        InterruptedDuringRelease store = new InterruptedDuringRelease(appliedBeforeTheCut);
+        try (Turnstile t = Turnstile.builder(store).build()) {
+            Lease lease = t.tryAcquire("job", LockOptions.lockAtMostFor(Duration.ofMinutes(1))).orElseThrow();
+            try {
+                assertThat(lease.release()).isEqualTo(ReleaseOutcome.RELEASED);
+                assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(store.releases).hasValue(2);
+            assertThat(t.tryAcquire("job", LockOptions.lockAtMostFor(Duration.ofSeconds(5)))).as("free at once").isPresent();
         }
     }
 

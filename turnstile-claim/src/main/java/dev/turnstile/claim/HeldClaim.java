@@ -220,18 +220,7 @@ final class HeldClaim implements Claim {
             if (s == State.LOST) {
                 return ClaimOutcome.LOST;
             }
-            // An ending write runs to its end on an interrupted thread (a step's finally after an
-            // executor's shutdownNow): clients that refuse to send on such a thread (the MongoDB
-            // driver) left the task claimed until its lock timeout. The caller gets its interrupt back.
-            boolean interrupted = ends && Thread.interrupted();
-            boolean applied;
-            try {
-                applied = write.run();
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            boolean applied = ends ? writeThroughInterrupts(write) : write.run();
             if (!applied) {
                 markLost("a " + what + " was refused: " + REFUSED);
                 return ClaimOutcome.LOST;
@@ -246,6 +235,64 @@ final class HeldClaim implements Claim {
             return ClaimOutcome.APPLIED;
         } finally {
             storeCalls.unlock();
+        }
+    }
+
+    /**
+     * Caller holds {@link #storeCalls}. An ending write runs to its end whatever interrupts the
+     * calling thread gets (a step's {@code finally} after an executor's {@code shutdownNow}): the
+     * MongoDB driver checks for an interrupt before it sends and while it waits, and failed the
+     * write, leaving the task claimed until its lock timeout. A pending interrupt is set aside for
+     * the call; one that comes during it still cuts it off there, and the write is then made again
+     * on the claimer's worker pool, waited for without being interruptible (bounded by the store's
+     * timeouts). The caller gets its interrupt back.
+     */
+    private boolean writeThroughInterrupts(Write write) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            try {
+                return write.run();
+            } catch (StoreUnavailableException cut) {
+                if (!Thread.interrupted()) {
+                    throw cut;
+                }
+                interrupted = true;
+            }
+            long again = System.nanoTime();
+            CompletableFuture<Boolean> retry = new CompletableFuture<>();
+            claimer.runAsync(() -> {
+                try {
+                    retry.complete(write.run());
+                } catch (RuntimeException | Error e) {
+                    retry.completeExceptionally(e);
+                }
+            });
+            boolean applied;
+            while (true) {
+                try {
+                    applied = retry.get();
+                    break;
+                } catch (InterruptedException more) {
+                    interrupted = true;
+                } catch (java.util.concurrent.ExecutionException failed) {
+                    Throwable cause = failed.getCause();
+                    if (cause instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    if (cause instanceof Error e) {
+                        throw e;
+                    }
+                    throw new IllegalStateException(cause);
+                }
+            }
+            // The cut-off write may have been applied, and then its version no longer matches.
+            // Made again before the claim's deadline, when no other worker can have claimed the
+            // task yet, a refusal can only be that write's doing.
+            return applied || again - deadlineNanos < 0;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -484,6 +484,37 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
+    @DisplayName("unlock and moveTo interrupted at a random moment during the call are still applied")
+    void endingWritesInterruptedDuringTheCall() throws Exception {
+        ClaimTable t = freshTable();
+        TaskClaimer c = claimer(t, Duration.ofMinutes(1), null);
+        List<String> ids = ids("cut", 30);
+        insertTasks(t, "Deleting", System.currentTimeMillis(), ids);
+        java.util.Random random = new java.util.Random();
+        for (int round = 0; round < ids.size(); round++) {
+            Claim claim = c.claimNext(ClaimFilter.where("phase", "Deleting")).orElseThrow();
+            boolean move = round % 2 == 0;
+            java.util.concurrent.CompletableFuture<Object> done = new java.util.concurrent.CompletableFuture<>();
+            Thread worker = new Thread(() -> {
+                try {
+                    done.complete(move ? claim.moveTo("Deleted") : claim.unlock());
+                } catch (RuntimeException | Error e) {
+                    done.complete(e);
+                }
+            }, "cut-worker-" + round);
+            worker.start();
+            java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(2_000_000));
+            worker.interrupt();
+            assertThat(done.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("round %d", round).isEqualTo(ClaimOutcome.APPLIED);
+            if (move) {
+                assertThat(phaseOf(t, claim.id())).as("round %d: moved", round).isEqualTo("Deleted");
+            } else {
+                assertThat(lockedAtOf(t, claim.id())).as("round %d: unlocked", round).isZero();
+            }
+        }
+    }
+
+    @Test
     @DisplayName("close() relocks a claim the step did not end, so a failed step is retried after the backoff")
     void closeRelocks() {
         ClaimTable t = freshTable();

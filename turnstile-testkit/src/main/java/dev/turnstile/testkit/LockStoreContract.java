@@ -490,6 +490,40 @@ public abstract class LockStoreContract {
         }
 
         @Test
+        @DisplayName("a release interrupted at a random moment during the call still frees the lock and says RELEASED")
+        void releaseInterruptedDuringTheCall() throws Exception {
+            // shutdownNow's interrupt comes at any moment, also while the client waits for the store's answer
+            java.util.Random random = new java.util.Random();
+            Turnstile holder = client();
+            Turnstile other = client();
+            for (int round = 0; round < 40; round++) {
+                String name = unique("cut-release");
+                Lease lease = held(holder.tryAcquire(name, ttl(60_000)));
+                java.util.concurrent.CompletableFuture<Object> done = new java.util.concurrent.CompletableFuture<>();
+                Thread releaser = new Thread(() -> {
+                    try {
+                        ReleaseOutcome outcome = lease.release();
+                        done.complete(outcome + (Thread.currentThread().isInterrupted() ? "" : " (interrupt lost)"));
+                    } catch (RuntimeException | Error e) {
+                        done.complete(e);
+                    }
+                }, "releaser-" + round);
+                releaser.start();
+                java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(2_000_000));
+                releaser.interrupt();
+                Object outcome = done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                if (!outcome.equals(ReleaseOutcome.RELEASED.toString())) {
+                    // interrupted before the release began its call: the interrupt is kept all the same
+                    assertThat(outcome).as("round %d", round).isEqualTo(ReleaseOutcome.RELEASED + " (interrupt lost)");
+                    assertThat(releaser.isInterrupted() || !releaser.isAlive()).isTrue();
+                }
+                Optional<Lease> next = other.tryAcquire(name, ttl(10_000));
+                assertThat(next).as("round %d: the lock is free at once", round).isPresent();
+                next.get().release();
+            }
+        }
+
+        @Test
         @DisplayName("a force release frees the lock and the holder's release then says NOT_OWNER")
         void forceRelease() {
             String name = unique("force");
