@@ -27,8 +27,8 @@ import java.util.concurrent.CompletionStage;
  * }</pre>
  *
  * <p>The writes that end a claim ({@link #unlock}, {@link #relock}, {@link #moveTo}, {@link #close})
- * run to their end on an interrupted thread, within the store's timeouts, and leave the thread
- * interrupted: a step's {@code finally} reached through an executor's {@code shutdownNow} still
+ * run to their end whatever interrupts their thread gets, before or during the call, within the
+ * store's timeouts, and leave the thread interrupted: a step's {@code finally} reached through an executor's {@code shutdownNow} still
  * ends the claim rather than leaving the task claimed until its lock timeout.
  *
  * <p>Thread-safe; writes through one claim are applied one at a time. {@link #isHeld()} and
