@@ -13,8 +13,15 @@ class HarnessTest {
     void aStartedProcessLeadsItsOwnSessionAndGroupUnderItsOwnPid() throws Exception {
         Process p = Harness.startInOwnSession(new ProcessBuilder("sleep", "30"));
         try {
-            String[] ids = Harness.exec(List.of("ps", "-o", "pid=,pgid=,sid=,comm=", "-p", Long.toString(p.pid())), 10)
-                    .trim().split("\\s+");
+            // the child is setsid until it has exec'd sleep: wait for that rather than race it
+            String[] ids = {};
+            for (long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5); System.nanoTime() < end; Thread.sleep(20)) {
+                ids = Harness.exec(List.of("ps", "-o", "pid=,pgid=,sid=,comm=", "-p", Long.toString(p.pid())), 10)
+                        .trim().split("\\s+");
+                if (ids.length == 4 && ids[3].equals("sleep")) {
+                    break;
+                }
+            }
             assertThat(ids).as("pid, pgid, sid, command").containsExactly(Long.toString(p.pid()), Long.toString(p.pid()),
                     Long.toString(p.pid()), "sleep");
             String harnessSession = Harness.exec(List.of("ps", "-o", "sid=", "-p", Long.toString(ProcessHandle.current().pid())), 10)
